@@ -1,0 +1,133 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    // https://github.com/apple/swift-evolution/blob/main/proposals/0335-existential-any.md
+    .enableUpcomingFeature("ExistentialAny"),
+    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0444-member-import-visibility.md
+    .enableUpcomingFeature("MemberImportVisibility"),
+    // https://github.com/swiftlang/swift-evolution/blob/main/proposals/0409-access-level-on-imports.md
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "touchstone",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .visionOS(.v1)],
+    products: [
+        .library(name: "TouchstoneCrypto", targets: ["TouchstoneCrypto"]),
+        .library(name: "TouchstoneStore", targets: ["TouchstoneStore"]),
+        .library(name: "TouchstoneServer", targets: ["TouchstoneServer"]),
+        .library(name: "TouchstoneKit", targets: ["TouchstoneKit"]),
+        .executable(name: "touchstone", targets: ["touchstone"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.12.0"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+    ],
+    targets: [
+        // Pure key and signature parsing and verification. No I/O.
+        .target(
+            name: "TouchstoneCrypto",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Persistence behind one Sendable protocol (SQLite now).
+        .target(
+            name: "TouchstoneStore",
+            dependencies: [
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Hummingbird 2 application.
+        .target(
+            name: "TouchstoneServer",
+            dependencies: [
+                "TouchstoneCrypto",
+                "TouchstoneStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/openapi.json")],
+            swiftSettings: swiftSettings
+        ),
+        // The client SDK: platform-neutral core plus thin platform adapters.
+        .target(
+            name: "TouchstoneKit",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The command-line tool: `serve`, `device ...`.
+        .executableTarget(
+            name: "touchstone",
+            dependencies: [
+                "TouchstoneServer",
+                "TouchstoneKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneCryptoTests",
+            dependencies: [
+                "TouchstoneCrypto",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneStoreTests",
+            dependencies: ["TouchstoneStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneServerTests",
+            dependencies: [
+                "TouchstoneServer",
+                "TouchstoneStore",
+                "TouchstoneCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneKitTests",
+            dependencies: [
+                "TouchstoneKit",
+                "TouchstoneServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

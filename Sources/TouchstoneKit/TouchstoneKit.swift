@@ -1,0 +1,1 @@
+// SDK core: see the other files.

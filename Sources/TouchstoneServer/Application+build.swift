@@ -1,0 +1,86 @@
+public import Hummingbird
+import Logging
+import TouchstoneStore
+
+/// Builds the Touchstone application: opens and migrates the store, wires the controllers, adds the background
+/// services.
+///
+/// ```swift
+/// let app = try await buildApplication(configuration: TouchstoneConfiguration(environment: env))
+/// try await app.runService()
+/// ```
+///
+/// - Parameters:
+///   - configuration: Address, database, policies and limits.
+///   - dependencies: Clock, randomness and optionally a ready store; tests inject their own.
+public func buildApplication(
+    configuration: TouchstoneConfiguration,
+    dependencies: TouchstoneDependencies = .live
+) async throws -> some ApplicationProtocol {
+    var logger = dependencies.logger ?? Logger(label: "touchstone")
+    logger.logLevel = configuration.logLevel
+
+    let store: any TouchstoneStore
+    if let injected = dependencies.store {
+        store = injected
+    } else {
+        switch configuration.database {
+        case .sqliteFile(let path): store = try await SQLTouchstoneStore.sqlite(.file(path: path), logger: logger)
+        case .sqliteMemory: store = try await SQLTouchstoneStore.sqlite(.memory, logger: logger)
+        }
+    }
+    try await store.migrate()
+
+    let router = buildRouter(configuration: configuration, dependencies: dependencies, store: store)
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Touchstone"),
+        logger: logger
+    )
+    app.addServices(
+        PurgeService(store: store, interval: configuration.purgeInterval, now: dependencies.now, logger: logger),
+        StoreService(store: store)
+    )
+    return app
+}
+
+/// Builds the router with every route of the API.
+func buildRouter(
+    configuration: TouchstoneConfiguration,
+    dependencies: TouchstoneDependencies,
+    store: any TouchstoneStore
+) -> Router<TouchstoneRequestContext> {
+    let secrets = Secrets(randomBytes: dependencies.randomBytes)
+    let sessions = SessionManager(
+        store: store,
+        secrets: secrets,
+        now: dependencies.now,
+        lifetime: configuration.sessionLifetime.timeInterval,
+        idleTimeout: configuration.sessionIdleTimeout.timeInterval
+    )
+    let biometrics = BiometricService(
+        store: store,
+        sessions: sessions,
+        secrets: secrets,
+        now: dependencies.now,
+        configuration: configuration
+    )
+    let authenticator = SessionAuthenticator(sessions: sessions)
+
+    let router = Router(context: TouchstoneRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: BodyLimitMiddleware(limit: configuration.maxRequestBodySize))
+    router.add(middleware: LogRequestsMiddleware(.debug))
+
+    SystemController(configuration: configuration).addRoutes(to: router)
+    AccountController(
+        store: store,
+        sessions: sessions,
+        hasher: PasswordHasher(cost: configuration.bcryptCost),
+        secrets: secrets,
+        now: dependencies.now
+    ).addRoutes(to: router, authenticator: authenticator)
+    BiometricRegistrationController(service: biometrics, store: store).addRoutes(to: router, authenticator: authenticator)
+    BiometricAuthenticationController(service: biometrics).addRoutes(to: router)
+    return router
+}

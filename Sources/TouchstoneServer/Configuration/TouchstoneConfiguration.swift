@@ -1,0 +1,153 @@
+public import Foundation
+public import Logging
+public import TouchstoneCrypto
+
+/// Which registrations a newly enrolled device supersedes.
+public enum DevicePolicy: String, Sendable, Hashable, Codable, CaseIterable {
+    /// One active registration per (user, device); enrolling a device again replaces its previous registration.
+    case multiDevice
+    /// One active registration per user; enrolling a device replaces every other device of the user.
+    case singleDevice
+}
+
+/// Where data is stored.
+public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
+    /// SQLite in a file (created if missing).
+    case sqliteFile(path: String)
+    /// SQLite in memory: for tests and demos; everything is lost when the process ends.
+    case sqliteMemory
+
+    /// Parses `sqlite:PATH`, `sqlite::memory:` or a bare path ending in `.sqlite`/`.db`.
+    public init?(url: String) {
+        if url == "sqlite::memory:" || url == ":memory:" {
+            self = .sqliteMemory
+        } else if url.hasPrefix("sqlite://") {
+            let path = String(url.dropFirst("sqlite://".count))
+            guard !path.isEmpty else { return nil }
+            self = .sqliteFile(path: path)
+        } else if url.hasPrefix("sqlite:") {
+            let path = String(url.dropFirst("sqlite:".count))
+            guard !path.isEmpty else { return nil }
+            self = .sqliteFile(path: path)
+        } else if url.hasSuffix(".sqlite") || url.hasSuffix(".db") {
+            self = .sqliteFile(path: url)
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .sqliteFile(let path): "sqlite:\(path)"
+        case .sqliteMemory: "sqlite::memory:"
+        }
+    }
+}
+
+/// Everything that configures a Touchstone server, with safe defaults.
+///
+/// ``init(environment:)`` reads `TOUCHSTONE_*` variables; the CLI applies its options on top.
+public struct TouchstoneConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var database: DatabaseLocation = .sqliteFile(path: "touchstone.sqlite")
+    /// Whether clients may offer biometric login at all.
+    public var biometricsEnabled: Bool = true
+    public var devicePolicy: DevicePolicy = .multiDevice
+    /// Algorithms accepted for new registrations.
+    public var algorithms: [SignatureAlgorithm] = SignatureAlgorithm.allCases
+    /// How long a challenge can be answered.
+    public var challengeTTL: Duration = .seconds(120)
+    /// Absolute session lifetime (a login may ask for less).
+    public var sessionLifetime: Duration = .seconds(30 * 24 * 3600)
+    /// A session unused for this long ends.
+    public var sessionIdleTimeout: Duration = .seconds(15 * 60)
+    /// Privileged operations (adding a device) need a password authentication this recent.
+    public var reauthenticationWindow: Duration = .seconds(10 * 60)
+    /// bcrypt cost factor for password hashes (4...31).
+    public var bcryptCost: UInt8 = 12
+    /// Largest request body accepted.
+    public var maxRequestBodySize: Int = 64 * 1024
+    /// How often expired challenges, sessions and abandoned registrations are deleted.
+    public var purgeInterval: Duration = .seconds(300)
+    public var logLevel: Logger.Level = .info
+
+    public init() {}
+
+    /// Reads `TOUCHSTONE_HOST`, `TOUCHSTONE_PORT`, `TOUCHSTONE_DATABASE_URL`, `TOUCHSTONE_BIOMETRICS_ENABLED`,
+    /// `TOUCHSTONE_DEVICE_POLICY`, `TOUCHSTONE_ALGORITHMS` (comma-separated), `TOUCHSTONE_CHALLENGE_TTL_SECONDS`,
+    /// `TOUCHSTONE_SESSION_LIFETIME_MINUTES`, `TOUCHSTONE_SESSION_IDLE_MINUTES`, `TOUCHSTONE_BCRYPT_COST` and
+    /// `TOUCHSTONE_LOG_LEVEL` over the defaults.
+    ///
+    /// - Throws: ``ConfigurationError`` naming the first variable with an unusable value.
+    public init(environment: [String: String]) throws {
+        self.init()
+        if let host = environment["TOUCHSTONE_HOST"] { self.host = host }
+        if let port = environment["TOUCHSTONE_PORT"] {
+            guard let value = Int(port), (0...65535).contains(value) else { throw ConfigurationError("TOUCHSTONE_PORT", port) }
+            self.port = value
+        }
+        if let url = environment["TOUCHSTONE_DATABASE_URL"] {
+            guard let location = DatabaseLocation(url: url) else { throw ConfigurationError("TOUCHSTONE_DATABASE_URL", url) }
+            self.database = location
+        }
+        if let enabled = environment["TOUCHSTONE_BIOMETRICS_ENABLED"] {
+            guard let value = Bool(enabled.lowercased()) else {
+                throw ConfigurationError("TOUCHSTONE_BIOMETRICS_ENABLED", enabled)
+            }
+            self.biometricsEnabled = value
+        }
+        if let policy = environment["TOUCHSTONE_DEVICE_POLICY"] {
+            guard let value = DevicePolicy(rawValue: policy) else { throw ConfigurationError("TOUCHSTONE_DEVICE_POLICY", policy) }
+            self.devicePolicy = value
+        }
+        if let list = environment["TOUCHSTONE_ALGORITHMS"] {
+            let values = list.split(separator: ",").map { SignatureAlgorithm(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+            guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else { throw ConfigurationError("TOUCHSTONE_ALGORITHMS", list) }
+            self.algorithms = values.compactMap { $0 }
+        }
+        if let ttl = environment["TOUCHSTONE_CHALLENGE_TTL_SECONDS"] {
+            guard let value = Int(ttl), value > 0 else { throw ConfigurationError("TOUCHSTONE_CHALLENGE_TTL_SECONDS", ttl) }
+            self.challengeTTL = .seconds(value)
+        }
+        if let minutes = environment["TOUCHSTONE_SESSION_LIFETIME_MINUTES"] {
+            guard let value = Int(minutes), value > 0 else {
+                throw ConfigurationError("TOUCHSTONE_SESSION_LIFETIME_MINUTES", minutes)
+            }
+            self.sessionLifetime = .seconds(value * 60)
+        }
+        if let minutes = environment["TOUCHSTONE_SESSION_IDLE_MINUTES"] {
+            guard let value = Int(minutes), value > 0 else { throw ConfigurationError("TOUCHSTONE_SESSION_IDLE_MINUTES", minutes) }
+            self.sessionIdleTimeout = .seconds(value * 60)
+        }
+        if let cost = environment["TOUCHSTONE_BCRYPT_COST"] {
+            guard let value = UInt8(cost), (4...31).contains(value) else { throw ConfigurationError("TOUCHSTONE_BCRYPT_COST", cost) }
+            self.bcryptCost = value
+        }
+        if let level = environment["TOUCHSTONE_LOG_LEVEL"] {
+            guard let value = Logger.Level(rawValue: level) else { throw ConfigurationError("TOUCHSTONE_LOG_LEVEL", level) }
+            self.logLevel = value
+        }
+    }
+}
+
+/// A configuration value that cannot be used.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let setting: String
+    public let value: String
+
+    init(_ setting: String, _ value: String) {
+        self.setting = setting
+        self.value = value
+    }
+
+    public var description: String { "invalid value '\(self.value)' for \(self.setting)" }
+}
+
+extension Duration {
+    /// The duration in (fractional) seconds, for date arithmetic.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = self.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,37 @@
+public import Foundation
+public import Logging
+public import TouchstoneStore
+
+/// What the server reads from the outside world, injectable so tests control time and randomness.
+public struct TouchstoneDependencies: Sendable {
+    /// The current time.
+    public var now: @Sendable () -> Date
+    /// `count` cryptographically secure random bytes.
+    public var randomBytes: @Sendable (Int) -> [UInt8]
+    /// A store to use instead of opening ``TouchstoneConfiguration/database``.
+    public var store: (any TouchstoneStore)?
+    public var logger: Logger?
+
+    public init(
+        now: @escaping @Sendable () -> Date,
+        randomBytes: @escaping @Sendable (Int) -> [UInt8],
+        store: (any TouchstoneStore)? = nil,
+        logger: Logger? = nil
+    ) {
+        self.now = now
+        self.randomBytes = randomBytes
+        self.store = store
+        self.logger = logger
+    }
+
+    /// The system clock and the system's secure random number generator.
+    public static var live: TouchstoneDependencies {
+        TouchstoneDependencies(
+            now: { Date() },
+            randomBytes: { count in
+                var generator = SystemRandomNumberGenerator()
+                return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            }
+        )
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Hummingbird
+import TouchstoneStore
+
+/// Accounts and password sessions: `POST /v1/users`, `POST /v1/sessions`, `GET|DELETE /v1/session`.
+struct AccountController {
+    typealias Context = TouchstoneRequestContext
+
+    let store: any TouchstoneStore
+    let sessions: SessionManager
+    let hasher: PasswordHasher
+    let secrets: Secrets
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
+        router.post("/v1/users", use: self.createUser)
+        router.post("/v1/sessions", use: self.signIn)
+        let session = router.group("/v1/session").add(middleware: authenticator)
+        session.get(use: self.currentSession)
+        session.delete(use: self.signOut)
+    }
+
+    struct CreateUserInput: Decodable {
+        var email: String
+        var password: String
+        var displayName: String?
+
+        enum CodingKeys: CodingKey { case email, password, displayName }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.email = try container.decodeString(.email, maxLength: 254)
+            self.password = try container.decodeString(.password, maxLength: 72, allowEmpty: true)
+            self.displayName = try container.decodeStringIfPresent(.displayName, maxLength: 200)
+        }
+    }
+
+    @Sendable func createUser(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let input = try await request.decodeJSON(as: CreateUserInput.self, context: context)
+        guard let email = Self.normalizedEmail(input.email) else {
+            throw APIError.invalidRequest("field 'email' is not a valid email address")
+        }
+        // bcrypt reads at most 72 bytes; longer passwords are refused rather than silently truncated.
+        guard input.password.count >= 8 else {
+            throw APIError.invalidRequest("field 'password' must be at least 8 characters")
+        }
+        let user = UserRecord(
+            id: self.secrets.newIdentifier(),
+            email: email,
+            displayName: input.displayName,
+            passwordHash: try await self.hasher.hash(input.password),
+            createdAt: self.now()
+        )
+        do {
+            try await self.store.insertUser(user)
+        } catch let error as StoreError where error == .conflict {
+            throw APIError.emailTaken
+        }
+        let (token, session) = try await self.sessions.create(for: user, method: .password)
+        return JSONResponse(.created, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+
+    struct SignInInput: Decodable {
+        var email: String
+        var password: String
+
+        enum CodingKeys: CodingKey { case email, password }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.email = try container.decodeString(.email, maxLength: 254, allowEmpty: true)
+            self.password = try container.decodeString(.password, maxLength: 1024, allowEmpty: true)
+        }
+    }
+
+    @Sendable func signIn(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let input = try await request.decodeJSON(as: SignInInput.self, context: context)
+        let user = try await Self.normalizedEmail(input.email).asyncFlatMap { try await self.store.user(email: $0) }
+        guard try await self.hasher.verify(input.password, hash: user?.passwordHash), let user else {
+            throw APIError.invalidCredentials
+        }
+        let (token, session) = try await self.sessions.create(for: user, method: .password)
+        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+
+    @Sendable func currentSession(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let identity = try context.requireIdentity()
+        return JSONResponse(
+            .ok,
+            SignedIn(user: UserResource(identity.user), session: SessionResource(token: identity.token, record: identity.session))
+        )
+    }
+
+    @Sendable func signOut(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        try await self.sessions.revoke(try context.requireIdentity())
+        return .noContent
+    }
+
+    /// Trims and lowercases an address, or returns `nil` when it is not plausibly an email address.
+    static func normalizedEmail(_ raw: String) -> String? {
+        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard email.utf8.count <= 254, parts.count == 2 else { return nil }
+        let (local, domain) = (parts[0], parts[1])
+        guard !local.isEmpty, local.utf8.count <= 64, domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."),
+            !domain.contains("..")
+        else {
+            return nil
+        }
+        guard !email.contains(where: { $0.isWhitespace || $0.isNewline || $0 == "<" || $0 == ">" || $0 == "," }) else {
+            return nil
+        }
+        return email
+    }
+}
+
+extension Optional {
+    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async throws -> U?) async rethrows -> U? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

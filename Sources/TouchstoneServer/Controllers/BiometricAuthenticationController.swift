@@ -1,0 +1,70 @@
+import Foundation
+import Hummingbird
+import TouchstoneCrypto
+
+/// Sign-in with a device key: `POST /v1/biometrics/authentications/start|finish` (no session needed).
+struct BiometricAuthenticationController {
+    typealias Context = TouchstoneRequestContext
+
+    let service: BiometricService
+
+    func addRoutes(to router: Router<Context>) {
+        let group = router.group("/v1/biometrics/authentications")
+        group.post("/start", use: self.start)
+        group.post("/finish", use: self.finish)
+    }
+
+    struct StartInput: Decodable {
+        var registrationId: String?
+        var publicKey: String?
+
+        enum CodingKeys: CodingKey { case registrationId, publicKey }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.registrationId = try container.decodeStringIfPresent(.registrationId, maxLength: 64)
+            self.publicKey = try container.decodeStringIfPresent(.publicKey, maxLength: 2 * DevicePublicKey.maxEncodedLength)
+        }
+    }
+
+    @Sendable func start(request: Request, context: Context) async throws -> JSONResponse<ChallengeResponse> {
+        let input = try await request.decodeJSON(as: StartInput.self, context: context)
+        let started = try await self.service.startAuthentication(
+            registrationId: input.registrationId,
+            publicKey: input.publicKey
+        )
+        return JSONResponse(.ok, ChallengeResponse(started))
+    }
+
+    struct FinishInput: Decodable {
+        var registrationId: String
+        var challenge: String
+        var signature: String
+        var sessionDurationMinutes: Int?
+
+        enum CodingKeys: CodingKey { case registrationId, challenge, signature, sessionDurationMinutes }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.registrationId = try container.decodeString(.registrationId, maxLength: 64)
+            self.challenge = try container.decodeString(.challenge, maxLength: 256)
+            self.signature = try container.decodeString(.signature, maxLength: 4096)
+            self.sessionDurationMinutes = try container.decodeIfPresent(Int.self, forKey: .sessionDurationMinutes)
+        }
+    }
+
+    @Sendable func finish(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let input = try await request.decodeJSON(as: FinishInput.self, context: context)
+        if let minutes = input.sessionDurationMinutes, minutes < 1 {
+            throw APIError.invalidRequest("field 'sessionDurationMinutes' must be at least 1")
+        }
+        let signature = try decodeSignature(input.signature)
+        let (user, token, session) = try await self.service.finishAuthentication(
+            registrationId: input.registrationId,
+            challenge: input.challenge,
+            signature: signature,
+            sessionLifetime: input.sessionDurationMinutes.map { TimeInterval(min($0, 10_000_000)) * 60 }
+        )
+        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+import TouchstoneCrypto
+import TouchstoneStore
+
+/// Enrolment and management of device keys: `/v1/biometrics/registrations...` (all need a session).
+struct BiometricRegistrationController {
+    typealias Context = TouchstoneRequestContext
+
+    let service: BiometricService
+    let store: any TouchstoneStore
+
+    func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
+        let group = router.group("/v1/biometrics/registrations").add(middleware: authenticator)
+        group.post("/start", use: self.start)
+        group.post("/finish", use: self.finish)
+        group.get(use: self.list)
+        group.delete("/:id", use: self.delete)
+    }
+
+    struct StartInput: Decodable {
+        var publicKey: String
+        var algorithm: String
+        var deviceId: String
+        var deviceName: String?
+
+        enum CodingKeys: CodingKey { case publicKey, algorithm, deviceId, deviceName }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.publicKey = try container.decodeString(.publicKey, maxLength: 2 * DevicePublicKey.maxEncodedLength)
+            self.algorithm = try container.decodeString(.algorithm, maxLength: 16)
+            self.deviceId = try container.decodeString(.deviceId, maxLength: 200)
+            self.deviceName = try container.decodeStringIfPresent(.deviceName, maxLength: 200)
+        }
+    }
+
+    @Sendable func start(request: Request, context: Context) async throws -> JSONResponse<ChallengeResponse> {
+        let caller = try context.requireIdentity()
+        let input = try await request.decodeJSON(as: StartInput.self, context: context)
+        let started = try await self.service.startRegistration(
+            caller: caller,
+            publicKey: input.publicKey,
+            algorithm: input.algorithm,
+            deviceId: input.deviceId,
+            deviceName: input.deviceName
+        )
+        return JSONResponse(.ok, ChallengeResponse(started))
+    }
+
+    struct FinishInput: Decodable {
+        var registrationId: String
+        var signature: String
+
+        enum CodingKeys: CodingKey { case registrationId, signature }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.registrationId = try container.decodeString(.registrationId, maxLength: 64)
+            self.signature = try container.decodeString(.signature, maxLength: 4096)
+        }
+    }
+
+    struct RegistrationBody: Encodable { var registration: RegistrationResource }
+    struct RegistrationList: Encodable { var registrations: [RegistrationResource] }
+
+    @Sendable func finish(request: Request, context: Context) async throws -> JSONResponse<RegistrationBody> {
+        let caller = try context.requireIdentity()
+        let input = try await request.decodeJSON(as: FinishInput.self, context: context)
+        let signature = try decodeSignature(input.signature)
+        let registration = try await self.service.finishRegistration(
+            caller: caller,
+            registrationId: input.registrationId,
+            signature: signature
+        )
+        return JSONResponse(.created, RegistrationBody(registration: RegistrationResource(registration)))
+    }
+
+    @Sendable func list(request: Request, context: Context) async throws -> JSONResponse<RegistrationList> {
+        let caller = try context.requireIdentity()
+        let registrations = try await self.store.registrations(userId: caller.user.id)
+        return JSONResponse(.ok, RegistrationList(registrations: registrations.map(RegistrationResource.init)))
+    }
+
+    @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        let caller = try context.requireIdentity()
+        let id = try context.parameters.require("id")
+        try await self.service.deleteRegistration(caller: caller, registrationId: id)
+        return .noContent
+    }
+}
+
+extension ChallengeResponse {
+    init(_ started: BiometricService.StartedChallenge) {
+        self.init(registrationId: started.registrationId, challenge: started.challenge, expiresAt: started.expiresAt.rfc3339)
+    }
+}
+
+/// Decodes a signature sent as base64url or standard base64, or answers 400 `invalid_request`.
+func decodeSignature(_ text: String) throws -> [UInt8] {
+    guard let bytes = Base64.decode(text, maxDecodedLength: 2048), !bytes.isEmpty else {
+        throw APIError.invalidRequest("field 'signature' is not base64 or base64url")
+    }
+    return bytes
+}

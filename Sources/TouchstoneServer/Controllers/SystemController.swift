@@ -1,0 +1,58 @@
+import Foundation
+import Hummingbird
+
+/// `GET /health`, `GET /v1/config`, `GET /openapi.json`.
+struct SystemController {
+    typealias Context = TouchstoneRequestContext
+
+    let configuration: TouchstoneConfiguration
+
+    func addRoutes(to router: Router<Context>) {
+        router.get("/health", use: self.health)
+        router.get("/v1/config", use: self.config)
+        router.get("/openapi.json", use: self.openAPI)
+    }
+
+    struct Health: Encodable { var status = "ok" }
+
+    @Sendable func health(request: Request, context: Context) async throws -> JSONResponse<Health> {
+        JSONResponse(.ok, Health())
+    }
+
+    struct Config: Encodable {
+        struct Biometrics: Encodable {
+            var enabled: Bool
+            var devicePolicy: String
+            var algorithms: [String]
+            var challengeTTLSeconds: Int
+        }
+        var biometrics: Biometrics
+    }
+
+    @Sendable func config(request: Request, context: Context) async throws -> JSONResponse<Config> {
+        JSONResponse(
+            .ok,
+            Config(
+                biometrics: .init(
+                    enabled: self.configuration.biometricsEnabled,
+                    devicePolicy: self.configuration.devicePolicy.rawValue,
+                    algorithms: self.configuration.algorithms.map(\.rawValue),
+                    challengeTTLSeconds: Int(self.configuration.challengeTTL.components.seconds)
+                )
+            )
+        )
+    }
+
+    @Sendable func openAPI(request: Request, context: Context) async throws -> Response {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
+            let data = try? Data(contentsOf: url)
+        else {
+            throw APIError.notFound
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}

@@ -1,0 +1,92 @@
+public import Foundation
+public import HTTPTypes
+public import Hummingbird
+
+/// An error as the API reports it: a status, a stable snake_case code, and a message for humans.
+///
+/// Every error response has the body `{"error": {"code": "...", "message": "..."}}`.
+public struct APIError: Error, HTTPResponseError, Sendable, Hashable {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let message: String
+    /// Extra response headers (`Retry-After`, ...).
+    public var headers: HTTPFields = [:]
+
+    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = ErrorBody(error: .init(code: self.code, message: self.message))
+        let data = try JSONEncoder().encode(body)
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.status == rhs.status && lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.status.code)
+        hasher.combine(self.code)
+    }
+
+    struct ErrorBody: Codable {
+        struct Detail: Codable {
+            var code: String
+            var message: String
+        }
+        var error: Detail
+    }
+}
+
+// MARK: - The catalogue
+
+extension APIError {
+    static func invalidRequest(_ message: String) -> APIError { .init(.badRequest, code: "invalid_request", message: message) }
+    static func payloadTooLarge(limit: Int) -> APIError {
+        .init(.contentTooLarge, code: "payload_too_large", message: "request body is larger than \(limit) bytes")
+    }
+    static let notFound = APIError(.notFound, code: "not_found", message: "no such resource")
+    static let methodNotAllowed = APIError(.methodNotAllowed, code: "method_not_allowed", message: "method not allowed on this resource")
+    static let emailTaken = APIError(.conflict, code: "email_taken", message: "an account with this email already exists")
+    static let invalidCredentials = APIError(.unauthorized, code: "invalid_credentials", message: "email or password is incorrect")
+    static func unauthenticated(_ message: String = "a valid session token is required") -> APIError {
+        .init(.unauthorized, code: "unauthenticated", message: message)
+    }
+    static let reauthenticationRequired = APIError(
+        .forbidden,
+        code: "reauthentication_required",
+        message: "this operation needs a password sign-in within the last few minutes"
+    )
+    static let biometricsDisabled = APIError(.forbidden, code: "biometrics_disabled", message: "biometric login is disabled on this server")
+    static func invalidPublicKey(_ message: String) -> APIError { .init(.badRequest, code: "invalid_public_key", message: message) }
+    static func unsupportedAlgorithm(_ message: String) -> APIError {
+        .init(.badRequest, code: "unsupported_algorithm", message: message)
+    }
+    static let deviceEnrolledForAnotherUser = APIError(
+        .conflict,
+        code: "device_enrolled_for_another_user",
+        message: "this device is already enrolled for biometric login by another account"
+    )
+    static let registrationNotFound = APIError(.notFound, code: "registration_not_found", message: "no such registration")
+    static let registrationRevoked = APIError(
+        .unauthorized,
+        code: "registration_revoked",
+        message: "this registration was revoked or replaced; delete the local key and enable biometrics again"
+    )
+    static let invalidSignature = APIError(.unauthorized, code: "invalid_signature", message: "the signature does not verify")
+    static let challengeExpired = APIError(.unauthorized, code: "challenge_expired", message: "the challenge has expired; start again")
+    static let challengeNotFound = APIError(
+        .unauthorized,
+        code: "challenge_not_found",
+        message: "unknown or already used challenge; start again"
+    )
+    static let storageUnavailable = APIError(
+        .serviceUnavailable,
+        code: "storage_unavailable",
+        message: "the database is unavailable; try again shortly"
+    )
+    static let internalError = APIError(.internalServerError, code: "internal_error", message: "an unexpected error occurred")
+}

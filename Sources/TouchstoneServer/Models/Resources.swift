@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import TouchstoneStore
+
+/// `user` in responses.
+struct UserResource: Encodable {
+    var id: String
+    var email: String
+    var displayName: String?
+    var createdAt: String
+
+    init(_ user: UserRecord) {
+        self.id = user.id
+        self.email = user.email
+        self.displayName = user.displayName
+        self.createdAt = user.createdAt.rfc3339
+    }
+
+    enum CodingKeys: CodingKey { case id, email, displayName, createdAt }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.id, forKey: .id)
+        try container.encode(self.email, forKey: .email)
+        try container.encode(self.displayName, forKey: .displayName)
+        try container.encode(self.createdAt, forKey: .createdAt)
+    }
+}
+
+/// `session` in responses. The token is shown to the holder of the session only.
+struct SessionResource: Encodable {
+    var token: String
+    var expiresAt: String
+    var idleExpiresAt: String
+    var authenticatedAt: String
+    var methods: [String]
+
+    init(token: String, record: SessionRecord) {
+        self.token = token
+        self.expiresAt = record.expiresAt.rfc3339
+        self.idleExpiresAt = record.idleExpiresAt.rfc3339
+        self.authenticatedAt = record.authenticatedAt.rfc3339
+        self.methods = record.methods.map(\.rawValue)
+    }
+}
+
+/// `registration` in responses.
+struct RegistrationResource: Encodable {
+    var id: String
+    var userId: String
+    var deviceId: String
+    var deviceName: String?
+    var algorithm: String
+    var status: String
+    var createdAt: String
+    var lastUsedAt: String?
+
+    init(_ record: RegistrationRecord) {
+        self.id = record.id
+        self.userId = record.userId
+        self.deviceId = record.deviceId
+        self.deviceName = record.deviceName
+        self.algorithm = record.algorithm
+        self.status = record.status.rawValue
+        self.createdAt = record.createdAt.rfc3339
+        self.lastUsedAt = record.lastUsedAt?.rfc3339
+    }
+
+    enum CodingKeys: CodingKey { case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.id, forKey: .id)
+        try container.encode(self.userId, forKey: .userId)
+        try container.encode(self.deviceId, forKey: .deviceId)
+        try container.encode(self.deviceName, forKey: .deviceName)
+        try container.encode(self.algorithm, forKey: .algorithm)
+        try container.encode(self.status, forKey: .status)
+        try container.encode(self.createdAt, forKey: .createdAt)
+        try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
+    }
+}
+
+/// `{"user","session"}`: the answer to every successful sign-in.
+struct SignedIn: Encodable {
+    var user: UserResource
+    var session: SessionResource
+}
+
+/// `{"registrationId","challenge","expiresAt"}`: the answer to both ceremony starts.
+struct ChallengeResponse: Encodable {
+    var registrationId: String
+    var challenge: String
+    var expiresAt: String
+}
+
+/// Encodes any `Encodable` as a JSON response with a chosen status.
+struct JSONResponse<Body: Encodable>: ResponseGenerator {
+    var status: HTTPResponse.Status = .ok
+    var body: Body
+
+    init(_ status: HTTPResponse.Status = .ok, _ body: Body) {
+        self.status = status
+        self.body = body
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let data = try JSONEncoder().encode(self.body)
+        return Response(
+            status: self.status,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import Logging
+import TouchstoneCrypto
+import TouchstoneStore
+
+/// The two biometric ceremonies: registering a device key, and signing in with it.
+///
+/// What is signed is the exact UTF-8 bytes of the challenge string the server returned.
+struct BiometricService: Sendable {
+    let store: any TouchstoneStore
+    let sessions: SessionManager
+    let secrets: Secrets
+    let now: @Sendable () -> Date
+    let configuration: TouchstoneConfiguration
+
+    struct StartedChallenge {
+        var registrationId: String
+        var challenge: String
+        var expiresAt: Date
+    }
+
+    // MARK: Registration
+
+    /// Step 1 of enrolment: checks the caller, the key and the device, stores a pending registration and a challenge.
+    func startRegistration(
+        caller: AuthenticatedSession,
+        publicKey encodedKey: String,
+        algorithm algorithmName: String,
+        deviceId: String,
+        deviceName: String?
+    ) async throws -> StartedChallenge {
+        try self.requireEnabled()
+        let now = self.now()
+        guard let passwordAt = caller.session.passwordAuthenticatedAt,
+            now.timeIntervalSince(passwordAt) <= self.configuration.reauthenticationWindow.timeInterval
+        else {
+            throw APIError.reauthenticationRequired
+        }
+        guard let algorithm = SignatureAlgorithm(rawValue: algorithmName) else {
+            let names = self.configuration.algorithms.map(\.rawValue).joined(separator: ", ")
+            throw APIError.unsupportedAlgorithm("algorithm '\(algorithmName)' is not supported; use one of \(names)")
+        }
+        guard self.configuration.algorithms.contains(algorithm) else {
+            throw APIError.unsupportedAlgorithm("algorithm \(algorithm.rawValue) is not allowed on this server")
+        }
+        let key: DevicePublicKey
+        do {
+            key = try DevicePublicKey(encoded: encodedKey, algorithm: algorithm)
+        } catch {
+            throw APIError.invalidPublicKey(error.reason)
+        }
+        if let existing = try await self.store.activeRegistration(deviceId: deviceId), existing.userId != caller.user.id {
+            throw APIError.deviceEnrolledForAnotherUser
+        }
+        let registration = RegistrationRecord(
+            id: self.secrets.newIdentifier(),
+            userId: caller.user.id,
+            deviceId: deviceId,
+            deviceName: deviceName,
+            algorithm: algorithm.rawValue,
+            publicKey: key.spkiDERRepresentation,
+            keyFingerprint: key.fingerprint,
+            status: .pending,
+            createdAt: now
+        )
+        try await self.store.insertRegistration(registration)
+        return try await self.issueChallenge(for: registration.id, purpose: .registration, at: now)
+    }
+
+    /// Step 2 of enrolment: the signature over the challenge proves possession of the private key.
+    func finishRegistration(caller: AuthenticatedSession, registrationId: String, signature: [UInt8]) async throws
+        -> RegistrationRecord
+    {
+        let now = self.now()
+        guard let registration = try await self.store.registration(id: registrationId),
+            registration.userId == caller.user.id
+        else {
+            throw APIError.registrationNotFound
+        }
+        guard registration.status == .pending else { throw APIError.challengeNotFound }
+        guard let challenge = try await self.store.consumeLatestChallenge(
+            registrationId: registrationId,
+            purpose: .registration,
+            at: now
+        ) else {
+            throw APIError.challengeNotFound
+        }
+        guard now < challenge.expiresAt else { throw APIError.challengeExpired }
+        guard try Self.verify(signature, over: challenge.challenge, by: registration) else {
+            throw APIError.invalidSignature
+        }
+        let scope: ReplacementScope = self.configuration.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
+        do {
+            _ = try await self.store.activateRegistration(id: registrationId, replacing: scope, at: now)
+        } catch let error as StoreError where error == .conflict {
+            throw APIError.deviceEnrolledForAnotherUser
+        } catch let error as StoreError where error == .notFound {
+            throw APIError.challengeNotFound
+        }
+        guard let active = try await self.store.registration(id: registrationId) else { throw APIError.registrationNotFound }
+        return active
+    }
+
+    /// Revokes one of the caller's registrations.
+    func deleteRegistration(caller: AuthenticatedSession, registrationId: String) async throws {
+        guard let registration = try await self.store.registration(id: registrationId),
+            registration.userId == caller.user.id, registration.status != .pending
+        else {
+            throw APIError.registrationNotFound
+        }
+        _ = try await self.store.updateRegistrationStatus(id: registrationId, from: [.active], to: .revoked, at: self.now())
+    }
+
+    // MARK: Authentication
+
+    /// Step 1 of sign-in: finds the registration by id or by public key and issues a challenge bound to it.
+    func startAuthentication(registrationId: String?, publicKey: String?) async throws -> StartedChallenge {
+        try self.requireEnabled()
+        let registration: RegistrationRecord?
+        if let registrationId {
+            registration = try await self.store.registration(id: registrationId)
+        } else if let publicKey {
+            registration = try await self.registration(forEncodedKey: publicKey)
+        } else {
+            throw APIError.invalidRequest("provide 'registrationId' or 'publicKey'")
+        }
+        guard let registration, registration.status != .pending else { throw APIError.registrationNotFound }
+        guard registration.status == .active else { throw APIError.registrationRevoked }
+        return try await self.issueChallenge(for: registration.id, purpose: .authentication, at: self.now())
+    }
+
+    /// Step 2 of sign-in: consumes the challenge, verifies the signature and opens a biometric session.
+    func finishAuthentication(
+        registrationId: String,
+        challenge: String,
+        signature: [UInt8],
+        sessionLifetime: TimeInterval?
+    ) async throws -> (UserRecord, String, SessionRecord) {
+        try self.requireEnabled()
+        let now = self.now()
+        guard let registration = try await self.store.registration(id: registrationId), registration.status != .pending
+        else {
+            throw APIError.registrationNotFound
+        }
+        guard registration.status == .active else { throw APIError.registrationRevoked }
+        // Consumed before verification: a challenge gets exactly one attempt, whatever its outcome.
+        guard let issued = try await self.store.consumeChallenge(
+            challenge,
+            registrationId: registrationId,
+            purpose: .authentication,
+            at: now
+        ) else {
+            throw APIError.challengeNotFound
+        }
+        guard now < issued.expiresAt else { throw APIError.challengeExpired }
+        guard try Self.verify(signature, over: issued.challenge, by: registration) else { throw APIError.invalidSignature }
+        guard let user = try await self.store.user(id: registration.userId) else { throw APIError.registrationNotFound }
+        try await self.store.markRegistrationUsed(id: registration.id, at: now)
+        let (token, session) = try await self.sessions.create(
+            for: user,
+            method: .biometric,
+            registrationId: registration.id,
+            requestedLifetime: sessionLifetime
+        )
+        return (user, token, session)
+    }
+
+    // MARK: Helpers
+
+    private func requireEnabled() throws {
+        guard self.configuration.biometricsEnabled else { throw APIError.biometricsDisabled }
+    }
+
+    private func issueChallenge(for registrationId: String, purpose: ChallengePurpose, at now: Date) async throws
+        -> StartedChallenge
+    {
+        let expiresAt = now.addingTimeInterval(self.configuration.challengeTTL.timeInterval)
+        let challenge = ChallengeRecord(
+            challenge: self.secrets.newChallenge(),
+            registrationId: registrationId,
+            purpose: purpose,
+            createdAt: now,
+            expiresAt: expiresAt
+        )
+        try await self.store.insertChallenge(challenge)
+        return StartedChallenge(registrationId: registrationId, challenge: challenge.challenge, expiresAt: expiresAt)
+    }
+
+    /// Finds a registration by its public key, in whichever encoding and algorithm the key parses.
+    private func registration(forEncodedKey encoded: String) async throws -> RegistrationRecord? {
+        var parsedAny = false
+        for algorithm in SignatureAlgorithm.allCases {
+            guard let key = try? DevicePublicKey(encoded: encoded, algorithm: algorithm) else { continue }
+            parsedAny = true
+            if let registration = try await self.store.latestRegistration(keyFingerprint: key.fingerprint) {
+                return registration
+            }
+        }
+        guard parsedAny else { throw APIError.invalidPublicKey("'publicKey' is not a public key in a supported encoding") }
+        return nil
+    }
+
+    private static func verify(_ signature: [UInt8], over challenge: String, by registration: RegistrationRecord) throws
+        -> Bool
+    {
+        guard let algorithm = SignatureAlgorithm(rawValue: registration.algorithm),
+            let key = try? DevicePublicKey(bytes: registration.publicKey, algorithm: algorithm)
+        else {
+            // A stored key always parsed when it was stored; failing now means the row was damaged.
+            throw APIError.internalError
+        }
+        return key.isValidSignature(signature, for: Array(challenge.utf8))
+    }
+}

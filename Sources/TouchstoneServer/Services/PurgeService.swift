@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TouchstoneStore
+
+/// Deletes expired challenges and sessions and abandoned registrations at a fixed interval until shutdown.
+struct PurgeService: Service {
+    let store: any TouchstoneStore
+    let interval: Duration
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                let result = try await self.store.purgeExpired(before: self.now())
+                if result.challenges + result.sessions + result.pendingRegistrations > 0 {
+                    self.logger.debug(
+                        "purged expired data",
+                        metadata: [
+                            "challenges": "\(result.challenges)", "sessions": "\(result.sessions)",
+                            "pendingRegistrations": "\(result.pendingRegistrations)",
+                        ]
+                    )
+                }
+            } catch {
+                self.logger.warning("purge failed: \(error)")
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            } catch {
+                return
+            }
+        }
+    }
+}
+
+/// Closes the store when the application stops.
+struct StoreService: Service {
+    let store: any TouchstoneStore
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await self.store.shutdown()
+    }
+}

@@ -1,0 +1,71 @@
+public import Foundation
+import Logging
+public import TouchstoneStore
+
+/// The caller of a protected route, as the session authenticator found it.
+public struct AuthenticatedSession: Sendable {
+    public var token: String
+    public var session: SessionRecord
+    public var user: UserRecord
+}
+
+/// Creates, checks and ends sessions.
+struct SessionManager: Sendable {
+    let store: any TouchstoneStore
+    let secrets: Secrets
+    let now: @Sendable () -> Date
+    let lifetime: TimeInterval
+    let idleTimeout: TimeInterval
+
+    /// Starts a session for `user`, never longer than the configured lifetime.
+    func create(
+        for user: UserRecord,
+        method: AuthenticationMethod,
+        registrationId: String? = nil,
+        requestedLifetime: TimeInterval? = nil
+    ) async throws -> (token: String, record: SessionRecord) {
+        let now = self.now()
+        let token = self.secrets.newToken()
+        let lifetime = min(requestedLifetime ?? self.lifetime, self.lifetime)
+        let expiresAt = now.addingTimeInterval(lifetime)
+        let record = SessionRecord(
+            tokenHash: Secrets.hash(token: token),
+            userId: user.id,
+            createdAt: now,
+            expiresAt: expiresAt,
+            idleExpiresAt: min(now.addingTimeInterval(self.idleTimeout), expiresAt),
+            authenticatedAt: now,
+            passwordAuthenticatedAt: method == .password ? now : nil,
+            methods: [method],
+            registrationId: registrationId
+        )
+        try await self.store.insertSession(record)
+        return (token, record)
+    }
+
+    /// Finds the live session for a bearer token and refreshes its idle deadline.
+    ///
+    /// - Throws: 401 `unauthenticated` when the token is unknown, revoked, expired or idle-expired.
+    func authenticate(token: String) async throws -> AuthenticatedSession {
+        let now = self.now()
+        guard var session = try await self.store.session(tokenHash: Secrets.hash(token: token)) else {
+            throw APIError.unauthenticated("unknown session token")
+        }
+        guard session.revokedAt == nil else { throw APIError.unauthenticated("the session was signed out") }
+        guard now < session.expiresAt else { throw APIError.unauthenticated("the session has expired") }
+        guard now < session.idleExpiresAt else { throw APIError.unauthenticated("the session expired after inactivity") }
+        guard let user = try await self.store.user(id: session.userId) else {
+            throw APIError.unauthenticated("the account no longer exists")
+        }
+        let idleExpiresAt = min(now.addingTimeInterval(self.idleTimeout), session.expiresAt)
+        if idleExpiresAt > session.idleExpiresAt {
+            try await self.store.updateSessionIdleExpiry(tokenHash: session.tokenHash, idleExpiresAt: idleExpiresAt)
+            session.idleExpiresAt = idleExpiresAt
+        }
+        return AuthenticatedSession(token: token, session: session, user: user)
+    }
+
+    func revoke(_ session: AuthenticatedSession) async throws {
+        try await self.store.revokeSession(tokenHash: session.session.tokenHash, at: self.now())
+    }
+}

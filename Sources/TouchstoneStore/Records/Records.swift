@@ -1,0 +1,179 @@
+public import Foundation
+
+/// A user account.
+public struct UserRecord: Sendable, Hashable {
+    public var id: String
+    /// The normalised (lowercased, trimmed) email address; unique.
+    public var email: String
+    public var displayName: String?
+    /// A bcrypt hash; never the password.
+    public var passwordHash: String
+    public var createdAt: Date
+
+    public init(id: String, email: String, displayName: String?, passwordHash: String, createdAt: Date) {
+        self.id = id
+        self.email = email
+        self.displayName = displayName
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+}
+
+/// How a session was authenticated.
+public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseIterable {
+    case password
+    case biometric
+}
+
+/// A session. Only the SHA-256 hash of its bearer token is stored.
+public struct SessionRecord: Sendable, Hashable {
+    public var tokenHash: String
+    public var userId: String
+    public var createdAt: Date
+    /// The absolute end of the session.
+    public var expiresAt: Date
+    /// The session ends here unless it is used before; each use moves it forward, never past ``expiresAt``.
+    public var idleExpiresAt: Date
+    public var authenticatedAt: Date
+    /// When the password was last proven in this session, if ever; privileged operations require it to be recent.
+    public var passwordAuthenticatedAt: Date?
+    public var methods: [AuthenticationMethod]
+    /// The biometric registration that created this session, if any.
+    public var registrationId: String?
+    public var revokedAt: Date?
+
+    public init(
+        tokenHash: String,
+        userId: String,
+        createdAt: Date,
+        expiresAt: Date,
+        idleExpiresAt: Date,
+        authenticatedAt: Date,
+        passwordAuthenticatedAt: Date?,
+        methods: [AuthenticationMethod],
+        registrationId: String? = nil,
+        revokedAt: Date? = nil
+    ) {
+        self.tokenHash = tokenHash
+        self.userId = userId
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.idleExpiresAt = idleExpiresAt
+        self.authenticatedAt = authenticatedAt
+        self.passwordAuthenticatedAt = passwordAuthenticatedAt
+        self.methods = methods
+        self.registrationId = registrationId
+        self.revokedAt = revokedAt
+    }
+}
+
+/// The life cycle of a biometric registration.
+public enum RegistrationStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Started, waiting for proof of possession; never shown to clients.
+    case pending
+    case active
+    /// Deleted by the user or revoked by an operator.
+    case revoked
+    /// Superseded by a newer registration (same device again, or single-device policy).
+    case replaced
+}
+
+/// A device key registered for biometric login.
+public struct RegistrationRecord: Sendable, Hashable {
+    public var id: String
+    public var userId: String
+    public var deviceId: String
+    public var deviceName: String?
+    /// The JOSE algorithm name (`ES256`, `EdDSA`, `RS256`).
+    public var algorithm: String
+    /// The canonical SubjectPublicKeyInfo DER of the key.
+    public var publicKey: [UInt8]
+    /// Lowercase hex SHA-256 of ``publicKey``.
+    public var keyFingerprint: String
+    public var status: RegistrationStatus
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    public var statusChangedAt: Date?
+
+    public init(
+        id: String,
+        userId: String,
+        deviceId: String,
+        deviceName: String?,
+        algorithm: String,
+        publicKey: [UInt8],
+        keyFingerprint: String,
+        status: RegistrationStatus,
+        createdAt: Date,
+        lastUsedAt: Date? = nil,
+        statusChangedAt: Date? = nil
+    ) {
+        self.id = id
+        self.userId = userId
+        self.deviceId = deviceId
+        self.deviceName = deviceName
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+        self.keyFingerprint = keyFingerprint
+        self.status = status
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.statusChangedAt = statusChangedAt
+    }
+}
+
+/// What a challenge may be used for; a challenge issued for one purpose is useless for the other.
+public enum ChallengePurpose: String, Sendable, Hashable, Codable {
+    case registration
+    case authentication
+}
+
+/// A single-use challenge.
+///
+/// The value is stored as issued: it is not a credential (using it needs a signature by the registered key), and the
+/// registration ceremony must verify a signature over it without the client sending it back.
+public struct ChallengeRecord: Sendable, Hashable {
+    public var challenge: String
+    public var registrationId: String
+    public var purpose: ChallengePurpose
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var consumedAt: Date?
+
+    public init(
+        challenge: String,
+        registrationId: String,
+        purpose: ChallengePurpose,
+        createdAt: Date,
+        expiresAt: Date,
+        consumedAt: Date? = nil
+    ) {
+        self.challenge = challenge
+        self.registrationId = registrationId
+        self.purpose = purpose
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.consumedAt = consumedAt
+    }
+}
+
+/// Which other registrations a newly activated registration supersedes.
+public enum ReplacementScope: Sendable, Hashable {
+    /// Other active registrations of the same user on the same device (multi-device policy).
+    case sameDevice
+    /// Every other active registration of the user (single-device policy).
+    case allOfUser
+}
+
+/// What purging expired data removed.
+public struct PurgeResult: Sendable, Hashable {
+    public var challenges: Int
+    public var sessions: Int
+    public var pendingRegistrations: Int
+
+    public init(challenges: Int, sessions: Int, pendingRegistrations: Int) {
+        self.challenges = challenges
+        self.sessions = sessions
+        self.pendingRegistrations = pendingRegistrations
+    }
+}

@@ -1,0 +1,77 @@
+/// The schema, as an ordered list of versions. Never edit a published version: append a new one.
+///
+/// The SQL is the common subset of SQLite and PostgreSQL: `TEXT`, `BIGINT` (times are milliseconds since 1970 UTC),
+/// partial indexes, `RETURNING`.
+enum Migrations {
+    struct Migration: Sendable {
+        var version: Int
+        var name: String
+        var statements: [String]
+    }
+
+    static let all: [Migration] = [
+        Migration(
+            version: 1,
+            name: "users, sessions, biometric registrations, challenges",
+            statements: [
+                """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY,
+                    email TEXT NOT NULL UNIQUE,
+                    display_name TEXT,
+                    password_hash TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE sessions (
+                    token_hash TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    idle_expires_at BIGINT NOT NULL,
+                    authenticated_at BIGINT NOT NULL,
+                    password_authenticated_at BIGINT,
+                    methods TEXT NOT NULL,
+                    registration_id TEXT,
+                    revoked_at BIGINT
+                )
+                """,
+                "CREATE INDEX sessions_user_id ON sessions (user_id)",
+                "CREATE INDEX sessions_expires_at ON sessions (expires_at)",
+                """
+                CREATE TABLE registrations (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    device_id TEXT NOT NULL,
+                    device_name TEXT,
+                    algorithm TEXT NOT NULL,
+                    public_key TEXT NOT NULL,
+                    key_fingerprint TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT,
+                    status_changed_at BIGINT
+                )
+                """,
+                "CREATE INDEX registrations_user_id ON registrations (user_id, created_at)",
+                "CREATE INDEX registrations_key_fingerprint ON registrations (key_fingerprint, created_at)",
+                "CREATE INDEX registrations_device_id ON registrations (device_id, status)",
+                // One account per device: at most one active registration per device id, enforced by the database.
+                "CREATE UNIQUE INDEX registrations_one_active_per_device ON registrations (device_id) WHERE status = 'active'",
+                """
+                CREATE TABLE challenges (
+                    challenge TEXT PRIMARY KEY,
+                    registration_id TEXT NOT NULL REFERENCES registrations(id) ON DELETE CASCADE,
+                    purpose TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    consumed_at BIGINT
+                )
+                """,
+                "CREATE INDEX challenges_registration_id ON challenges (registration_id, purpose, created_at)",
+                "CREATE INDEX challenges_expires_at ON challenges (expires_at)",
+            ]
+        )
+    ]
+}

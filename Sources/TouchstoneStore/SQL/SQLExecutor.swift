@@ -1,0 +1,16 @@
+public import SQLKit
+
+/// Gives ``SQLTouchstoneStore`` database access with the right session semantics for one SQL engine.
+///
+/// The store's SQL is written once; an executor supplies the connection handling, the transaction statement and the
+/// engine's way of reporting a uniqueness violation.
+public protocol SQLExecutor: Sendable {
+    /// Runs `body` with a database that executes single statements.
+    func withDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// Runs `body` inside one write transaction, committed when it returns and rolled back when it throws.
+    func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// Whether `error` reports a violated UNIQUE constraint.
+    func isUniqueViolation(_ error: any Error) -> Bool
+    /// Closes every connection.
+    func shutdown() async throws
+}

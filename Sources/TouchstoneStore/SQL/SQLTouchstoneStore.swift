@@ -1,0 +1,438 @@
+public import Foundation
+public import Logging
+public import SQLKit
+
+/// ``TouchstoneStore`` written once in SQL that SQLite and PostgreSQL both run; the ``SQLExecutor`` supplies the
+/// engine. All values are bound parameters.
+public struct SQLTouchstoneStore: TouchstoneStore {
+    private let executor: any SQLExecutor
+
+    public init(executor: any SQLExecutor) {
+        self.executor = executor
+    }
+
+    /// Opens the embedded SQLite store at `location`.
+    public static func sqlite(_ location: SQLiteExecutor.Location, logger: Logger) async throws -> SQLTouchstoneStore {
+        SQLTouchstoneStore(executor: try await SQLiteExecutor.open(location, logger: logger))
+    }
+
+    public func migrate() async throws {
+        try await self.executor.withTransaction { db in
+            try await db.raw(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+            ).run()
+            let applied = try await db.raw("SELECT version FROM schema_migrations").all()
+                .map { try $0.decode(column: "version", as: Int.self) }
+            let known = Set(Migrations.all.map(\.version))
+            if let unknown = applied.first(where: { !known.contains($0) }) {
+                throw StoreError.migrationFailed(
+                    "the database has schema version \(unknown), which this build does not know; refusing to run an older build against a newer database"
+                )
+            }
+            for migration in Migrations.all where !applied.contains(migration.version) {
+                for statement in migration.statements {
+                    try await db.raw(SQLQueryString(statement)).run()
+                }
+                try await db.raw(
+                    """
+                    INSERT INTO schema_migrations (version, name, applied_at)
+                    VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: Date().millis))
+                    """
+                ).run()
+            }
+        }
+    }
+
+    public func shutdown() async throws {
+        try await self.executor.shutdown()
+    }
+
+    // MARK: Users
+
+    public func insertUser(_ user: UserRecord) async throws {
+        do {
+            try await self.executor.withDatabase { db in
+                try await db.raw(
+                    """
+                    INSERT INTO users (id, email, display_name, password_hash, created_at)
+                    VALUES (\(bind: user.id), \(bind: user.email), \(bind: user.displayName), \(bind: user.passwordHash), \(bind: user.createdAt.millis))
+                    """
+                ).run()
+            }
+        } catch where self.executor.isUniqueViolation(error) {
+            throw StoreError.conflict("email already registered")
+        }
+    }
+
+    public func user(id: String) async throws -> UserRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw("SELECT * FROM users WHERE id = \(bind: id)").first().map(UserRecord.init(row:))
+        }
+    }
+
+    public func user(email: String) async throws -> UserRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(UserRecord.init(row:))
+        }
+    }
+
+    // MARK: Sessions
+
+    public func insertSession(_ session: SessionRecord) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                INSERT INTO sessions (token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at,
+                    password_authenticated_at, methods, registration_id, revoked_at)
+                VALUES (\(bind: session.tokenHash), \(bind: session.userId), \(bind: session.createdAt.millis),
+                    \(bind: session.expiresAt.millis), \(bind: session.idleExpiresAt.millis),
+                    \(bind: session.authenticatedAt.millis), \(bind: session.passwordAuthenticatedAt?.millis),
+                    \(bind: session.methods.map(\.rawValue).joined(separator: ",")), \(bind: session.registrationId),
+                    \(bind: session.revokedAt?.millis))
+                """
+            ).run()
+        }
+    }
+
+    public func session(tokenHash: String) async throws -> SessionRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw("SELECT * FROM sessions WHERE token_hash = \(bind: tokenHash)").first()
+                .map(SessionRecord.init(row:))
+        }
+    }
+
+    public func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                "UPDATE sessions SET idle_expires_at = \(bind: idleExpiresAt.millis) WHERE token_hash = \(bind: tokenHash)"
+            ).run()
+        }
+    }
+
+    public func revokeSession(tokenHash: String, at: Date) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE sessions SET revoked_at = \(bind: at.millis)
+                WHERE token_hash = \(bind: tokenHash) AND revoked_at IS NULL RETURNING token_hash
+                """
+            ).first() != nil
+        }
+    }
+
+    // MARK: Registrations
+
+    public func insertRegistration(_ registration: RegistrationRecord) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                INSERT INTO registrations (id, user_id, device_id, device_name, algorithm, public_key, key_fingerprint,
+                    status, created_at, last_used_at, status_changed_at)
+                VALUES (\(bind: registration.id), \(bind: registration.userId), \(bind: registration.deviceId),
+                    \(bind: registration.deviceName), \(bind: registration.algorithm),
+                    \(bind: registration.publicKey.base64URL), \(bind: registration.keyFingerprint),
+                    \(bind: registration.status.rawValue), \(bind: registration.createdAt.millis),
+                    \(bind: registration.lastUsedAt?.millis), \(bind: registration.statusChangedAt?.millis))
+                """
+            ).run()
+        }
+    }
+
+    public func registration(id: String) async throws -> RegistrationRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw("SELECT * FROM registrations WHERE id = \(bind: id)").first()
+                .map(RegistrationRecord.init(row:))
+        }
+    }
+
+    public func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                SELECT * FROM registrations
+                WHERE key_fingerprint = \(bind: keyFingerprint) AND status <> 'pending'
+                ORDER BY created_at DESC, id DESC LIMIT 1
+                """
+            ).first().map(RegistrationRecord.init(row:))
+        }
+    }
+
+    public func activeRegistration(deviceId: String) async throws -> RegistrationRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                "SELECT * FROM registrations WHERE device_id = \(bind: deviceId) AND status = 'active'"
+            ).first().map(RegistrationRecord.init(row:))
+        }
+    }
+
+    public func registrations(userId: String) async throws -> [RegistrationRecord] {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                SELECT * FROM registrations WHERE user_id = \(bind: userId) AND status <> 'pending'
+                ORDER BY created_at DESC, id DESC
+                """
+            ).all().map(RegistrationRecord.init(row:))
+        }
+    }
+
+    public func activateRegistration(id: String, replacing scope: ReplacementScope, at: Date) async throws -> [String] {
+        do {
+            return try await self.executor.withTransaction { db in
+                guard
+                    let row = try await db.raw(
+                        "SELECT * FROM registrations WHERE id = \(bind: id) AND status = 'pending'"
+                    ).first()
+                else {
+                    throw StoreError.notFound("registration \(id) is not pending")
+                }
+                let registration = try RegistrationRecord(row: row)
+                if try await db.raw(
+                    """
+                    SELECT id FROM registrations
+                    WHERE device_id = \(bind: registration.deviceId) AND status = 'active' AND user_id <> \(bind: registration.userId)
+                    """
+                ).first() != nil {
+                    throw StoreError.conflict("device is enrolled for another user")
+                }
+                let replaced: [any SQLRow]
+                switch scope {
+                case .sameDevice:
+                    replaced = try await db.raw(
+                        """
+                        UPDATE registrations SET status = 'replaced', status_changed_at = \(bind: at.millis)
+                        WHERE user_id = \(bind: registration.userId) AND device_id = \(bind: registration.deviceId)
+                            AND status = 'active' AND id <> \(bind: id)
+                        RETURNING id
+                        """
+                    ).all()
+                case .allOfUser:
+                    replaced = try await db.raw(
+                        """
+                        UPDATE registrations SET status = 'replaced', status_changed_at = \(bind: at.millis)
+                        WHERE user_id = \(bind: registration.userId) AND status = 'active' AND id <> \(bind: id)
+                        RETURNING id
+                        """
+                    ).all()
+                }
+                try await db.raw(
+                    """
+                    UPDATE registrations SET status = 'active', status_changed_at = \(bind: at.millis)
+                    WHERE id = \(bind: id)
+                    """
+                ).run()
+                return try replaced.map { try $0.decode(column: "id", as: String.self) }
+            }
+        } catch where self.executor.isUniqueViolation(error) {
+            throw StoreError.conflict("device is enrolled for another user")
+        }
+    }
+
+    public func updateRegistrationStatus(
+        id: String,
+        from: Set<RegistrationStatus>,
+        to: RegistrationStatus,
+        at: Date
+    ) async throws -> Bool {
+        let allowed = SQLList(from.sorted { $0.rawValue < $1.rawValue }.map { SQLBind($0.rawValue) })
+        return try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE registrations SET status = \(bind: to.rawValue), status_changed_at = \(bind: at.millis)
+                WHERE id = \(bind: id) AND status IN (\(allowed)) RETURNING id
+                """
+            ).first() != nil
+        }
+    }
+
+    public func markRegistrationUsed(id: String, at: Date) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw("UPDATE registrations SET last_used_at = \(bind: at.millis) WHERE id = \(bind: id)").run()
+        }
+    }
+
+    // MARK: Challenges
+
+    public func insertChallenge(_ challenge: ChallengeRecord) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at, consumed_at)
+                VALUES (\(bind: challenge.challenge), \(bind: challenge.registrationId),
+                    \(bind: challenge.purpose.rawValue), \(bind: challenge.createdAt.millis),
+                    \(bind: challenge.expiresAt.millis), \(bind: challenge.consumedAt?.millis))
+                """
+            ).run()
+        }
+    }
+
+    public func consumeChallenge(
+        _ challenge: String,
+        registrationId: String,
+        purpose: ChallengePurpose,
+        at: Date
+    ) async throws -> ChallengeRecord? {
+        // One statement: the row is claimed by exactly one caller, however many race.
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE challenges SET consumed_at = \(bind: at.millis)
+                WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
+                    AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
+                RETURNING challenge, registration_id, purpose, created_at, expires_at
+                """
+            ).first().map(ChallengeRecord.init(row:))
+        }
+    }
+
+    public func consumeLatestChallenge(
+        registrationId: String,
+        purpose: ChallengePurpose,
+        at: Date
+    ) async throws -> ChallengeRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE challenges SET consumed_at = \(bind: at.millis)
+                WHERE challenge = (
+                    SELECT challenge FROM challenges
+                    WHERE registration_id = \(bind: registrationId) AND purpose = \(bind: purpose.rawValue)
+                        AND consumed_at IS NULL
+                    ORDER BY created_at DESC LIMIT 1
+                ) AND consumed_at IS NULL
+                RETURNING challenge, registration_id, purpose, created_at, expires_at
+                """
+            ).first().map(ChallengeRecord.init(row:))
+        }
+    }
+
+    // MARK: Housekeeping
+
+    public func purgeExpired(before cutoff: Date) async throws -> PurgeResult {
+        try await self.executor.withTransaction { db in
+            let challenges = try await db.raw(
+                "DELETE FROM challenges WHERE expires_at < \(bind: cutoff.millis) RETURNING challenge"
+            ).all().count
+            let sessions = try await db.raw(
+                """
+                DELETE FROM sessions
+                WHERE expires_at < \(bind: cutoff.millis) OR idle_expires_at < \(bind: cutoff.millis)
+                    OR revoked_at < \(bind: cutoff.millis)
+                RETURNING token_hash
+                """
+            ).all().count
+            let pending = try await db.raw(
+                """
+                DELETE FROM registrations WHERE status = 'pending' AND created_at < \(bind: cutoff.millis)
+                RETURNING id
+                """
+            ).all().count
+            return PurgeResult(challenges: challenges, sessions: sessions, pendingRegistrations: pending)
+        }
+    }
+}
+
+// MARK: - Row decoding
+
+extension Date {
+    var millis: Int64 { Int64((self.timeIntervalSince1970 * 1000).rounded()) }
+    init(millis: Int64) { self.init(timeIntervalSince1970: Double(millis) / 1000) }
+}
+
+extension [UInt8] {
+    fileprivate var base64URL: String {
+        Data(self).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    fileprivate init?(base64URL text: String) {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.count % 4 != 0 { standard += "=" }
+        guard let data = Data(base64Encoded: standard) else { return nil }
+        self = [UInt8](data)
+    }
+}
+
+extension SQLRow {
+    fileprivate func date(_ column: String) throws -> Date {
+        Date(millis: try self.decode(column: column, as: Int64.self))
+    }
+
+    fileprivate func optionalDate(_ column: String) throws -> Date? {
+        try self.decode(column: column, as: Int64?.self).map(Date.init(millis:))
+    }
+
+    fileprivate func enumValue<E: RawRepresentable>(_ column: String, as type: E.Type) throws -> E
+    where E.RawValue == String {
+        let raw = try self.decode(column: column, as: String.self)
+        guard let value = E(rawValue: raw) else {
+            throw StoreError.unavailable("unexpected value \(raw) in column \(column)")
+        }
+        return value
+    }
+}
+
+extension UserRecord {
+    fileprivate init(row: any SQLRow) throws {
+        self.init(
+            id: try row.decode(column: "id", as: String.self),
+            email: try row.decode(column: "email", as: String.self),
+            displayName: try row.decode(column: "display_name", as: String?.self),
+            passwordHash: try row.decode(column: "password_hash", as: String.self),
+            createdAt: try row.date("created_at")
+        )
+    }
+}
+
+extension SessionRecord {
+    fileprivate init(row: any SQLRow) throws {
+        let methods = try row.decode(column: "methods", as: String.self).split(separator: ",")
+            .compactMap { AuthenticationMethod(rawValue: String($0)) }
+        self.init(
+            tokenHash: try row.decode(column: "token_hash", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at"),
+            idleExpiresAt: try row.date("idle_expires_at"),
+            authenticatedAt: try row.date("authenticated_at"),
+            passwordAuthenticatedAt: try row.optionalDate("password_authenticated_at"),
+            methods: methods,
+            registrationId: try row.decode(column: "registration_id", as: String?.self),
+            revokedAt: try row.optionalDate("revoked_at")
+        )
+    }
+}
+
+extension RegistrationRecord {
+    fileprivate init(row: any SQLRow) throws {
+        let encodedKey = try row.decode(column: "public_key", as: String.self)
+        guard let publicKey = [UInt8](base64URL: encodedKey) else {
+            throw StoreError.unavailable("stored public key is not base64url")
+        }
+        self.init(
+            id: try row.decode(column: "id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            deviceId: try row.decode(column: "device_id", as: String.self),
+            deviceName: try row.decode(column: "device_name", as: String?.self),
+            algorithm: try row.decode(column: "algorithm", as: String.self),
+            publicKey: publicKey,
+            keyFingerprint: try row.decode(column: "key_fingerprint", as: String.self),
+            status: try row.enumValue("status", as: RegistrationStatus.self),
+            createdAt: try row.date("created_at"),
+            lastUsedAt: try row.optionalDate("last_used_at"),
+            statusChangedAt: try row.optionalDate("status_changed_at")
+        )
+    }
+}
+
+extension ChallengeRecord {
+    fileprivate init(row: any SQLRow) throws {
+        self.init(
+            challenge: try row.decode(column: "challenge", as: String.self),
+            registrationId: try row.decode(column: "registration_id", as: String.self),
+            purpose: try row.enumValue("purpose", as: ChallengePurpose.self),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at")
+        )
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+public import Logging
+import NIOPosix
+public import SQLKit
+import SQLiteKit
+import SQLiteNIO
+
+/// The embedded SQLite engine: one connection, in WAL mode with `synchronous = FULL`, so that an acknowledged write
+/// survives a crash.
+///
+/// SQLite has a single writer, so one serialised connection loses nothing to a pool and can never hit `SQLITE_BUSY`
+/// inside the process.
+public final class SQLiteExecutor: SQLExecutor {
+    /// Where the database lives.
+    public enum Location: Sendable, Hashable {
+        case memory
+        case file(path: String)
+    }
+
+    private let connection: SQLiteConnection
+    private let mutex = AsyncMutex()
+    private let logger: Logger
+
+    private init(connection: SQLiteConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Opens (creating if needed) the database and applies the durability settings.
+    public static func open(_ location: Location, logger: Logger) async throws -> SQLiteExecutor {
+        let storage: SQLiteConnection.Storage
+        switch location {
+        case .memory: storage = .memory
+        case .file(let path): storage = .file(path: path)
+        }
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        } catch {
+            throw StoreError.unavailable("cannot open SQLite database: \(error)")
+        }
+        let executor = SQLiteExecutor(connection: connection, logger: logger)
+        let db = connection.sql(queryLogLevel: .trace)
+        if case .file = location {
+            try await db.raw("PRAGMA journal_mode = WAL").run()
+        }
+        try await db.raw("PRAGMA synchronous = FULL").run()
+        try await db.raw("PRAGMA foreign_keys = ON").run()
+        return executor
+    }
+
+    public func withDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        let db = self.connection.sql(queryLogLevel: .trace)
+        return try await self.mutex.withLock { try await body(db) }
+    }
+
+    public func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        let db = self.connection.sql(queryLogLevel: .trace)
+        return try await self.mutex.withLock {
+            try await db.raw("BEGIN IMMEDIATE").run()
+            do {
+                let result = try await body(db)
+                try await db.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await db.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    public func isUniqueViolation(_ error: any Error) -> Bool {
+        guard let error = error as? SQLiteError else { return false }
+        // The reason is the primary or the extended result code depending on the build; the message is stable.
+        return error.message.contains("UNIQUE constraint failed")
+    }
+
+    public func shutdown() async throws {
+        try await self.mutex.withLock { try await self.connection.close() }
+    }
+}

@@ -1,0 +1,70 @@
+public import Foundation
+
+/// Everything Touchstone persists, behind one protocol.
+///
+/// Implementations must give every method the same semantics: in particular ``consumeChallenge(_:registrationId:purpose:at:)``
+/// and ``consumeLatestChallenge(registrationId:purpose:at:)`` succeed at most once per challenge, however many callers
+/// race, and ``activateRegistration(id:replacing:at:)`` is atomic.
+public protocol TouchstoneStore: Sendable {
+    /// Brings the schema up to date. Safe to call on every start.
+    func migrate() async throws
+    /// Closes connections. The store is unusable afterwards.
+    func shutdown() async throws
+
+    // MARK: Users
+
+    /// Inserts a user. Throws ``StoreError/conflict(_:)`` when the email is taken.
+    func insertUser(_ user: UserRecord) async throws
+    func user(id: String) async throws -> UserRecord?
+    /// Looks a user up by normalised email.
+    func user(email: String) async throws -> UserRecord?
+
+    // MARK: Sessions
+
+    func insertSession(_ session: SessionRecord) async throws
+    func session(tokenHash: String) async throws -> SessionRecord?
+    /// Moves a session's idle deadline.
+    func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws
+    /// Revokes a session; returns whether a live session was revoked.
+    @discardableResult
+    func revokeSession(tokenHash: String, at: Date) async throws -> Bool
+
+    // MARK: Registrations
+
+    /// Inserts a registration (normally ``RegistrationStatus/pending``).
+    func insertRegistration(_ registration: RegistrationRecord) async throws
+    func registration(id: String) async throws -> RegistrationRecord?
+    /// The newest non-pending registration of the key with this fingerprint.
+    func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord?
+    /// The active registration on a device, whoever it belongs to.
+    func activeRegistration(deviceId: String) async throws -> RegistrationRecord?
+    /// A user's registrations except pending ones, newest first.
+    func registrations(userId: String) async throws -> [RegistrationRecord]
+    /// Makes a pending registration active and marks the registrations it supersedes `replaced`, atomically.
+    ///
+    /// - Returns: The ids of the registrations replaced.
+    /// - Throws: ``StoreError/conflict(_:)`` when the device has an active registration of another user;
+    ///   ``StoreError/notFound(_:)`` when the registration is not pending.
+    func activateRegistration(id: String, replacing scope: ReplacementScope, at: Date) async throws -> [String]
+    /// Changes a registration's status if it currently has one of `from`; returns whether it changed.
+    func updateRegistrationStatus(id: String, from: Set<RegistrationStatus>, to: RegistrationStatus, at: Date)
+        async throws -> Bool
+    func markRegistrationUsed(id: String, at: Date) async throws
+
+    // MARK: Challenges
+
+    func insertChallenge(_ challenge: ChallengeRecord) async throws
+    /// Atomically consumes the unconsumed challenge with this value, if it is bound to `registrationId` and `purpose`.
+    ///
+    /// - Returns: The challenge as it was before consumption (its expiry is for the caller to check), or `nil`.
+    func consumeChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose, at: Date) async throws
+        -> ChallengeRecord?
+    /// Atomically consumes the newest unconsumed challenge of a registration for `purpose`.
+    func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws
+        -> ChallengeRecord?
+
+    // MARK: Housekeeping
+
+    /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations started before it.
+    func purgeExpired(before cutoff: Date) async throws -> PurgeResult
+}
