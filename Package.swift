@@ -74,6 +74,7 @@ let package = Package(
         .target(
             name: "TouchstoneKit",
             dependencies: [
+                "TouchstoneCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

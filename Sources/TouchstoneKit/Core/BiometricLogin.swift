@@ -1,0 +1,259 @@
+public import Foundation
+public import TouchstoneCrypto
+
+/// Biometric login with a device-bound key: the three operations every app needs.
+///
+/// ```swift
+/// let biometrics = BiometricLogin(
+///     client: TouchstoneClient(baseURL: serverURL),
+///     keyStore: SecureEnclaveKeyStore(),            // or SoftwareKeyStore on Linux and in tests
+///     verifier: LocalAuthenticationVerifier(),
+///     stateStore: FileStateStore(directory: appSupport)
+/// )
+/// // After a password sign-in, on a settings toggle:
+/// try await biometrics.enable(session: passwordSession, deviceName: "Ana's iPhone")
+/// // On the next launch:
+/// let session = try await biometrics.login(reason: "Sign in to Example")
+/// ```
+///
+/// Calls are serialised: an `enable` and a `login` never interleave.
+public actor BiometricLogin {
+    /// Whether biometric login can be offered, and why not.
+    public enum Availability: Sendable, Hashable {
+        case available(BiometryKind)
+        /// The device cannot (hardware, enrolment, passcode, lockout).
+        case deviceUnavailable(BiometryAvailability)
+        /// The server turned biometric login off, or does not accept this SDK's algorithm.
+        case disabledByServer
+    }
+
+    /// The local state, without prompting.
+    public enum Status: Sendable, Hashable {
+        case notEnabled
+        case enabled(LocalEnrollment)
+    }
+
+    public nonisolated let client: TouchstoneClient
+    private let keyStore: any DeviceKeyStore
+    private let verifier: any UserVerifier
+    private let stateStore: any LocalStateStore
+    private let algorithm: SignatureAlgorithm
+    private let accessPolicy: KeyAccessPolicy
+    private let makeKeyTag: @Sendable () -> String
+
+    /// - Parameters:
+    ///   - algorithm: The key algorithm; must be one the key store supports (ES256 for the Secure Enclave).
+    ///   - accessPolicy: When the OS allows the key to be used.
+    ///   - makeKeyTag: Names new keys; the default is a random UUID under `touchstone.`.
+    public init(
+        client: TouchstoneClient,
+        keyStore: any DeviceKeyStore,
+        verifier: any UserVerifier,
+        stateStore: any LocalStateStore,
+        algorithm: SignatureAlgorithm = .es256,
+        accessPolicy: KeyAccessPolicy = .biometryCurrentSet,
+        makeKeyTag: @escaping @Sendable () -> String = { "touchstone.\(UUID().uuidString.lowercased())" }
+    ) {
+        self.client = client
+        self.keyStore = keyStore
+        self.verifier = verifier
+        self.stateStore = stateStore
+        self.algorithm = algorithm
+        self.accessPolicy = accessPolicy
+        self.makeKeyTag = makeKeyTag
+    }
+
+    // MARK: State
+
+    /// Whether the device and the server allow biometric login. Asks the server; never prompts.
+    public func availability() async throws -> Availability {
+        let device = await self.verifier.availability()
+        guard case .available(let kind) = device else { return .deviceUnavailable(device) }
+        let configuration = try await self.client.configuration()
+        guard configuration.biometrics.enabled, configuration.biometrics.algorithms.contains(self.algorithm.rawValue) else {
+            return .disabledByServer
+        }
+        return .available(kind)
+    }
+
+    /// The local enrolment. Never prompts, never calls the server.
+    public func status() async throws -> Status {
+        guard let enrollment = try await self.stateStore.loadEnrollment() else { return .notEnabled }
+        return .enabled(enrollment)
+    }
+
+    // MARK: Enable
+
+    /// Enables biometric login for the signed-in user on this device.
+    ///
+    /// Creates a key pair, registers its public key, proves possession by signing the server's challenge after the
+    /// biometric prompt, and stores the user id and registration id locally. If the server refuses, the new key is
+    /// deleted. Enabling again for the same user replaces the previous registration of this device.
+    ///
+    /// - Parameters:
+    ///   - session: A session from a recent password sign-in (the server requires one within the last 10 minutes).
+    ///   - deviceName: Shown in the user's device list.
+    ///   - reason: The text of the biometric prompt.
+    /// - Throws: ``BiometricLoginError``: `.enabledForAnotherAccount` if another account is enabled here, the device
+    ///   availability codes, prompt outcomes, or `.server` (for example `reauthentication_required`).
+    @discardableResult
+    public func enable(
+        session: TouchstoneSession,
+        deviceName: String? = nil,
+        reason: String = "Enable biometric sign-in"
+    ) async throws -> BiometricRegistration {
+        let previous = try await self.stateStore.loadEnrollment()
+        if let previous, previous.userId != session.user.id {
+            throw BiometricLoginError(
+                .enabledForAnotherAccount,
+                "biometric sign-in on this device belongs to \(previous.email ?? "another account"); disable it first"
+            )
+        }
+        try await self.requireDeviceAvailable()
+        let configuration = try await self.client.configuration()
+        guard configuration.biometrics.enabled else {
+            throw BiometricLoginError(.notAvailable, "the server does not allow biometric sign-in")
+        }
+        guard configuration.biometrics.algorithms.contains(self.algorithm.rawValue),
+            self.keyStore.supportedAlgorithms.contains(self.algorithm)
+        else {
+            throw BiometricLoginError(.notAvailable, "algorithm \(self.algorithm.rawValue) is not supported here")
+        }
+
+        let deviceId = try await self.stateStore.deviceId()
+        let tag = self.makeKeyTag()
+        let publicKey = try await self.keyStoreCall {
+            try await self.keyStore.createKey(tag: tag, algorithm: self.algorithm, policy: self.accessPolicy)
+        }
+        let registration: BiometricRegistration
+        do {
+            let grant = try await self.client.startRegistration(
+                token: session.session.token,
+                publicKey: publicKey,
+                deviceId: deviceId,
+                deviceName: deviceName
+            )
+            let verification = try await self.verifier.verifyUser(reason: reason)
+            let signature = try await self.keyStoreCall {
+                try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: tag, verification: verification)
+            }
+            registration = try await self.client.finishRegistration(
+                token: session.session.token,
+                registrationId: grant.registrationId,
+                signature: signature
+            )
+        } catch {
+            try? await self.keyStore.deleteKey(tag: tag)
+            throw Self.enableError(error)
+        }
+        try await self.stateStore.saveEnrollment(
+            LocalEnrollment(
+                userId: session.user.id,
+                registrationId: registration.id,
+                keyTag: tag,
+                algorithm: self.algorithm,
+                email: session.user.email
+            )
+        )
+        // The server replaced the previous registration of this device; its key is useless now.
+        if let previous, previous.keyTag != tag { try? await self.keyStore.deleteKey(tag: previous.keyTag) }
+        return registration
+    }
+
+    // MARK: Disable
+
+    /// Disables biometric login on this device: deletes the registration on the server first, then the local key and
+    /// ids. A registration the server already revoked counts as deleted. If the server cannot be reached, nothing
+    /// local is deleted, so the user can retry.
+    public func disable(session: TouchstoneSession) async throws {
+        guard let enrollment = try await self.stateStore.loadEnrollment() else { return }
+        do {
+            try await self.client.deleteRegistration(token: session.session.token, id: enrollment.registrationId)
+        } catch let error as BiometricLoginError
+            where error.serverCode == "registration_not_found" || error.code == .registrationRevoked
+        {
+            // Already gone on the server (or it belongs to an account this session cannot see): clean up locally.
+        }
+        try await self.forgetLocalEnrollment(enrollment)
+    }
+
+    // MARK: Login
+
+    /// Signs in with the device key: checks a key exists, asks the server for a challenge, shows the biometric prompt,
+    /// signs, and returns the new session.
+    ///
+    /// - Parameters:
+    ///   - reason: The text of the biometric prompt.
+    ///   - sessionDurationMinutes: Asks for a shorter session than the server's default.
+    /// - Throws: ``BiometricLoginError``: `.notEnabled` when there is no enrolment or its key is gone,
+    ///   `.registrationRevoked` (local state has been deleted), prompt outcomes, `.server`, `.transport`.
+    public func login(reason: String, sessionDurationMinutes: Int? = nil) async throws -> TouchstoneSession {
+        guard let enrollment = try await self.stateStore.loadEnrollment() else {
+            throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
+        }
+        guard await self.keyStore.keyExists(tag: enrollment.keyTag) else {
+            // The key vanished (biometrics re-enrolled, app data restored to another device...): start over.
+            try await self.stateStore.clearEnrollment()
+            throw BiometricLoginError(.notEnabled, "the device key no longer exists; enable biometric sign-in again")
+        }
+        do {
+            let grant = try await self.client.startAuthentication(registrationId: enrollment.registrationId)
+            let verification = try await self.verifier.verifyUser(reason: reason)
+            let signature = try await self.keyStoreCall {
+                try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: enrollment.keyTag, verification: verification)
+            }
+            return try await self.client.finishAuthentication(
+                registrationId: enrollment.registrationId,
+                challenge: grant.challenge,
+                signature: signature,
+                sessionDurationMinutes: sessionDurationMinutes
+            )
+        } catch let error as BiometricLoginError where error.code == .registrationRevoked {
+            try await self.forgetLocalEnrollment(enrollment)
+            throw error
+        } catch let error as BiometricLoginError where error.serverCode == "registration_not_found" {
+            try await self.forgetLocalEnrollment(enrollment)
+            throw BiometricLoginError(.registrationRevoked, error.message, serverCode: error.serverCode, httpStatus: error.httpStatus)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func requireDeviceAvailable() async throws {
+        switch await self.verifier.availability() {
+        case .available: return
+        case .notAvailable: throw BiometricLoginError(.notAvailable, "this device has no usable biometrics")
+        case .notEnrolled: throw BiometricLoginError(.notEnrolled, "no biometrics are enrolled on this device")
+        case .passcodeNotSet: throw BiometricLoginError(.passcodeNotSet, "set a device passcode to use biometric sign-in")
+        case .lockedOut: throw BiometricLoginError(.lockedOut, "biometrics are locked; unlock the device with its passcode")
+        }
+    }
+
+    private func forgetLocalEnrollment(_ enrollment: LocalEnrollment) async throws {
+        try? await self.keyStore.deleteKey(tag: enrollment.keyTag)
+        try await self.stateStore.clearEnrollment()
+    }
+
+    /// Runs a key store operation, reporting foreign errors as `.internalFailure`.
+    private func keyStoreCall<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as BiometricLoginError {
+            throw error
+        } catch {
+            throw BiometricLoginError(.internalFailure, "key store failure: \(error)")
+        }
+    }
+
+    private static func enableError(_ error: any Error) -> any Error {
+        if let error = error as? BiometricLoginError, error.serverCode == "device_enrolled_for_another_user" {
+            return BiometricLoginError(
+                .enabledForAnotherAccount,
+                error.message,
+                serverCode: error.serverCode,
+                httpStatus: error.httpStatus
+            )
+        }
+        return error
+    }
+}

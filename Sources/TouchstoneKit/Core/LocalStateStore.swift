@@ -1,0 +1,30 @@
+public import TouchstoneCrypto
+
+/// What the app remembers about its biometric enrolment. Nothing here is secret: keep it outside biometric protection
+/// so that checking state or cleaning up never shows a prompt.
+public struct LocalEnrollment: Sendable, Hashable, Codable {
+    public var userId: String
+    public var registrationId: String
+    /// The tag of the private key in the ``DeviceKeyStore``.
+    public var keyTag: String
+    public var algorithm: SignatureAlgorithm
+    /// The account's email, for display ("Sign in as ...").
+    public var email: String?
+
+    public init(userId: String, registrationId: String, keyTag: String, algorithm: SignatureAlgorithm, email: String?) {
+        self.userId = userId
+        self.registrationId = registrationId
+        self.keyTag = keyTag
+        self.algorithm = algorithm
+        self.email = email
+    }
+}
+
+/// Persistence of the local enrolment and of the device's stable identifier.
+public protocol LocalStateStore: Sendable {
+    func loadEnrollment() async throws -> LocalEnrollment?
+    func saveEnrollment(_ enrollment: LocalEnrollment) async throws
+    func clearEnrollment() async throws
+    /// A stable identifier for this installation, created on first use and kept across enable/disable.
+    func deviceId() async throws -> String
+}

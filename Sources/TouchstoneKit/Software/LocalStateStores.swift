@@ -1,0 +1,68 @@
+public import Foundation
+
+/// Local state in memory: for tests.
+public actor InMemoryStateStore: LocalStateStore {
+    private var enrollment: LocalEnrollment?
+    private var storedDeviceId: String?
+
+    public init(enrollment: LocalEnrollment? = nil, deviceId: String? = nil) {
+        self.enrollment = enrollment
+        self.storedDeviceId = deviceId
+    }
+
+    public func loadEnrollment() async throws -> LocalEnrollment? { self.enrollment }
+    public func saveEnrollment(_ enrollment: LocalEnrollment) async throws { self.enrollment = enrollment }
+    public func clearEnrollment() async throws { self.enrollment = nil }
+
+    public func deviceId() async throws -> String {
+        if let storedDeviceId { return storedDeviceId }
+        let created = UUID().uuidString.lowercased()
+        self.storedDeviceId = created
+        return created
+    }
+}
+
+/// Local state as JSON files (mode 0600) in a directory (mode 0700): `enrollment.json` and `device-id`.
+public actor FileStateStore: LocalStateStore {
+    public nonisolated let directory: URL
+
+    public init(directory: URL) throws {
+        try FileManager.default.createDirectory(
+            at: directory,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
+        self.directory = directory
+    }
+
+    private var enrollmentURL: URL { self.directory.appendingPathComponent("enrollment.json") }
+    private var deviceIdURL: URL { self.directory.appendingPathComponent("device-id") }
+
+    public func loadEnrollment() async throws -> LocalEnrollment? {
+        guard FileManager.default.fileExists(atPath: self.enrollmentURL.path) else { return nil }
+        return try JSONDecoder().decode(LocalEnrollment.self, from: Data(contentsOf: self.enrollmentURL))
+    }
+
+    public func saveEnrollment(_ enrollment: LocalEnrollment) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try writePrivateFile(encoder.encode(enrollment), to: self.enrollmentURL)
+    }
+
+    public func clearEnrollment() async throws {
+        if FileManager.default.fileExists(atPath: self.enrollmentURL.path) {
+            try FileManager.default.removeItem(at: self.enrollmentURL)
+        }
+    }
+
+    public func deviceId() async throws -> String {
+        if let data = try? Data(contentsOf: self.deviceIdURL),
+            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty
+        {
+            return text
+        }
+        let created = UUID().uuidString.lowercased()
+        try writePrivateFile(Data(created.utf8), to: self.deviceIdURL)
+        return created
+    }
+}

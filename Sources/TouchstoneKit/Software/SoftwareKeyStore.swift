@@ -1,0 +1,138 @@
+public import Foundation
+public import TouchstoneCrypto
+import Crypto
+import _CryptoExtras
+
+/// Device keys in software, for Linux, the simulated device of the CLI, and tests.
+///
+/// With a directory, each key is a file readable by its owner only (mode 0600) in a directory of mode 0700; without
+/// one, keys live in memory. There is no hardware protection: on a phone, use the Secure Enclave or Keychain stores.
+public actor SoftwareKeyStore: DeviceKeyStore {
+    public nonisolated let supportedAlgorithms: [SignatureAlgorithm] = SignatureAlgorithm.allCases
+
+    private struct StoredKey: Codable {
+        var algorithm: SignatureAlgorithm
+        /// Raw scalar (ES256), raw seed (EdDSA) or PKCS#1 DER (RS256), base64url.
+        var privateKey: String
+    }
+
+    private let directory: URL?
+    private var memory: [String: StoredKey] = [:]
+    /// ES256 signatures in DER (as `SecKeyCreateSignature`) or raw `r‖s` (as CryptoKit).
+    private let ecdsaSignatureFormat: ECDSASignatureFormat
+
+    public enum ECDSASignatureFormat: Sendable {
+        case der
+        case raw
+    }
+
+    /// A store keeping keys in memory.
+    public init(ecdsaSignatureFormat: ECDSASignatureFormat = .der) {
+        self.directory = nil
+        self.ecdsaSignatureFormat = ecdsaSignatureFormat
+    }
+
+    /// A store keeping each key in a file under `directory` (created with mode 0700 if needed).
+    public init(directory: URL, ecdsaSignatureFormat: ECDSASignatureFormat = .der) throws {
+        try FileManager.default.createDirectory(
+            at: directory,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
+        self.directory = directory
+        self.ecdsaSignatureFormat = ecdsaSignatureFormat
+    }
+
+    public func createKey(tag: String, algorithm: SignatureAlgorithm, policy: KeyAccessPolicy) async throws
+        -> DeviceKeyPublicKey
+    {
+        guard try self.load(tag) == nil else {
+            throw BiometricLoginError(.internalFailure, "a key with tag \(tag) already exists")
+        }
+        let stored: StoredKey
+        let publicKey: [UInt8]
+        switch algorithm {
+        case .es256:
+            let key = P256.Signing.PrivateKey()
+            stored = StoredKey(algorithm: algorithm, privateKey: Base64.urlEncode(key.rawRepresentation))
+            publicKey = [UInt8](key.publicKey.x963Representation)
+        case .eddsa:
+            let key = Curve25519.Signing.PrivateKey()
+            stored = StoredKey(algorithm: algorithm, privateKey: Base64.urlEncode(key.rawRepresentation))
+            publicKey = [UInt8](key.publicKey.rawRepresentation)
+        case .rs256:
+            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            stored = StoredKey(algorithm: algorithm, privateKey: Base64.urlEncode(key.derRepresentation))
+            publicKey = [UInt8](key.publicKey.derRepresentation)
+        }
+        try self.save(stored, tag: tag)
+        return DeviceKeyPublicKey(algorithm: algorithm, bytes: publicKey)
+    }
+
+    public func sign(_ message: [UInt8], withKey tag: String, verification: UserVerification) async throws -> [UInt8] {
+        guard let stored = try self.load(tag), let privateBytes = Base64.decode(stored.privateKey) else {
+            throw BiometricLoginError(.notEnabled, "no device key with tag \(tag)")
+        }
+        switch stored.algorithm {
+        case .es256:
+            let signature = try P256.Signing.PrivateKey(rawRepresentation: privateBytes).signature(for: message)
+            switch self.ecdsaSignatureFormat {
+            case .der: return [UInt8](signature.derRepresentation)
+            case .raw: return [UInt8](signature.rawRepresentation)
+            }
+        case .eddsa:
+            return [UInt8](try Curve25519.Signing.PrivateKey(rawRepresentation: privateBytes).signature(for: message))
+        case .rs256:
+            let key = try _RSA.Signing.PrivateKey(derRepresentation: privateBytes)
+            return [UInt8](try key.signature(for: message, padding: .insecurePKCS1v1_5).rawRepresentation)
+        }
+    }
+
+    public func deleteKey(tag: String) async throws {
+        if let url = self.fileURL(tag) {
+            if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+        } else {
+            self.memory[tag] = nil
+        }
+    }
+
+    public func keyExists(tag: String) async -> Bool {
+        (try? self.load(tag)) != nil
+    }
+
+    // MARK: Storage
+
+    private func fileURL(_ tag: String) -> URL? {
+        guard let directory else { return nil }
+        // Tags become file names: keep only a safe alphabet.
+        let safe = String(tag.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-" ? Character($0) : "_" })
+        return directory.appendingPathComponent("\(safe).key.json")
+    }
+
+    private func load(_ tag: String) throws -> StoredKey? {
+        guard let url = self.fileURL(tag) else { return self.memory[tag] }
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        return try JSONDecoder().decode(StoredKey.self, from: Data(contentsOf: url))
+    }
+
+    private func save(_ key: StoredKey, tag: String) throws {
+        guard let url = self.fileURL(tag) else {
+            self.memory[tag] = key
+            return
+        }
+        try writePrivateFile(JSONEncoder().encode(key), to: url)
+    }
+}
+
+/// Writes `data` to `url` atomically with mode 0600 (the file never exists with wider permissions).
+func writePrivateFile(_ data: Data, to url: URL) throws {
+    let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+    guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+        throw BiometricLoginError(.internalFailure, "cannot write \(url.path)")
+    }
+    if FileManager.default.fileExists(atPath: url.path) {
+        _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
+    } else {
+        try FileManager.default.moveItem(at: temporary, to: url)
+    }
+}

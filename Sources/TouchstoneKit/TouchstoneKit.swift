@@ -1,1 +1,0 @@
-// SDK core: see the other files.

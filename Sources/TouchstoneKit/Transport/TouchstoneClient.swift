@@ -1,0 +1,182 @@
+public import Foundation
+public import TouchstoneCrypto
+
+/// Typed calls to the Touchstone HTTP API, v1. Every failure is a ``BiometricLoginError`` (`.server` or `.transport`).
+public struct TouchstoneClient: Sendable {
+    public let transport: any TouchstoneTransport
+
+    public init(transport: any TouchstoneTransport) {
+        self.transport = transport
+    }
+
+    /// A client for the server at `baseURL` over `URLSession`.
+    public init(baseURL: URL) {
+        self.init(transport: URLSessionTransport(baseURL: baseURL))
+    }
+
+    // MARK: Server and accounts
+
+    public func configuration() async throws -> ServerConfiguration {
+        try await self.call("GET", "/v1/config")
+    }
+
+    public func createUser(email: String, password: String, displayName: String? = nil) async throws -> TouchstoneSession {
+        try await self.call("POST", "/v1/users", body: ["email": email, "password": password, "displayName": displayName])
+    }
+
+    public func signIn(email: String, password: String) async throws -> TouchstoneSession {
+        try await self.call("POST", "/v1/sessions", body: ["email": email, "password": password])
+    }
+
+    public func currentSession(token: String) async throws -> TouchstoneSession {
+        try await self.call("GET", "/v1/session", token: token)
+    }
+
+    public func signOut(token: String) async throws {
+        try await self.callWithoutResult("DELETE", "/v1/session", token: token)
+    }
+
+    // MARK: Biometric registrations
+
+    public func startRegistration(
+        token: String,
+        publicKey: DeviceKeyPublicKey,
+        deviceId: String,
+        deviceName: String?
+    ) async throws -> ChallengeGrant {
+        try await self.call(
+            "POST",
+            "/v1/biometrics/registrations/start",
+            token: token,
+            body: [
+                "publicKey": Base64.urlEncode(publicKey.bytes), "algorithm": publicKey.algorithm.rawValue,
+                "deviceId": deviceId, "deviceName": deviceName,
+            ]
+        )
+    }
+
+    public func finishRegistration(token: String, registrationId: String, signature: [UInt8]) async throws
+        -> BiometricRegistration
+    {
+        struct Body: Decodable { var registration: BiometricRegistration }
+        let body: Body = try await self.call(
+            "POST",
+            "/v1/biometrics/registrations/finish",
+            token: token,
+            body: ["registrationId": registrationId, "signature": Base64.urlEncode(signature)]
+        )
+        return body.registration
+    }
+
+    public func registrations(token: String) async throws -> [BiometricRegistration] {
+        struct Body: Decodable { var registrations: [BiometricRegistration] }
+        let body: Body = try await self.call("GET", "/v1/biometrics/registrations", token: token)
+        return body.registrations
+    }
+
+    public func deleteRegistration(token: String, id: String) async throws {
+        let escaped = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
+        try await self.callWithoutResult("DELETE", "/v1/biometrics/registrations/\(escaped)", token: token)
+    }
+
+    // MARK: Biometric authentication
+
+    public func startAuthentication(registrationId: String) async throws -> ChallengeGrant {
+        try await self.call("POST", "/v1/biometrics/authentications/start", body: ["registrationId": registrationId])
+    }
+
+    public func finishAuthentication(
+        registrationId: String,
+        challenge: String,
+        signature: [UInt8],
+        sessionDurationMinutes: Int? = nil
+    ) async throws -> TouchstoneSession {
+        struct Body: Encodable {
+            var registrationId: String
+            var challenge: String
+            var signature: String
+            var sessionDurationMinutes: Int?
+        }
+        return try await self.call(
+            "POST",
+            "/v1/biometrics/authentications/finish",
+            encodable: Body(
+                registrationId: registrationId,
+                challenge: challenge,
+                signature: Base64.urlEncode(signature),
+                sessionDurationMinutes: sessionDurationMinutes
+            )
+        )
+    }
+
+    // MARK: Plumbing
+
+    private struct ErrorBody: Decodable {
+        struct Detail: Decodable {
+            var code: String
+            var message: String
+        }
+        var error: Detail
+    }
+
+    private func call<Output: Decodable>(
+        _ method: String,
+        _ path: String,
+        token: String? = nil,
+        body: [String: String?]? = nil
+    ) async throws -> Output {
+        try await self.call(method, path, token: token, encodable: body.map { $0.compactMapValues { $0 } })
+    }
+
+    private func call<Output: Decodable>(
+        _ method: String,
+        _ path: String,
+        token: String? = nil,
+        encodable body: (some Encodable)?
+    ) async throws -> Output {
+        let response = try await self.exchange(method, path, token: token, body: body)
+        do {
+            return try JSONDecoder().decode(Output.self, from: response.body)
+        } catch {
+            throw BiometricLoginError(.transport, "unreadable response from \(path): \(error)", httpStatus: response.status)
+        }
+    }
+
+    private func callWithoutResult(_ method: String, _ path: String, token: String?) async throws {
+        _ = try await self.exchange(method, path, token: token, body: String?.none)
+    }
+
+    private func exchange(_ method: String, _ path: String, token: String?, body: (some Encodable)?) async throws
+        -> TransportResponse
+    {
+        var headers = ["Accept": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        var data: Data?
+        if let body {
+            headers["Content-Type"] = "application/json"
+            data = try JSONEncoder().encode(body)
+        }
+        let response: TransportResponse
+        do {
+            response = try await self.transport.send(TransportRequest(method: method, path: path, headers: headers, body: data))
+        } catch let error as BiometricLoginError {
+            throw error
+        } catch {
+            throw BiometricLoginError(.transport, "cannot reach the server: \(error.localizedDescription)")
+        }
+        guard (200..<300).contains(response.status) else {
+            if let decoded = try? JSONDecoder().decode(ErrorBody.self, from: response.body) {
+                let code: BiometricLoginError.Code =
+                    decoded.error.code == "registration_revoked" ? .registrationRevoked : .server
+                throw BiometricLoginError(
+                    code,
+                    decoded.error.message,
+                    serverCode: decoded.error.code,
+                    httpStatus: response.status
+                )
+            }
+            throw BiometricLoginError(.transport, "unexpected HTTP \(response.status) from \(path)", httpStatus: response.status)
+        }
+        return response
+    }
+}

@@ -1,0 +1,69 @@
+public import Foundation
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// One HTTP exchange with the Touchstone server.
+public struct TransportRequest: Sendable, Hashable {
+    public var method: String
+    /// Path and query, starting with `/`.
+    public var path: String
+    public var headers: [String: String]
+    public var body: Data?
+
+    public init(method: String, path: String, headers: [String: String] = [:], body: Data? = nil) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+    }
+}
+
+public struct TransportResponse: Sendable, Hashable {
+    public var status: Int
+    public var body: Data
+
+    public init(status: Int, body: Data) {
+        self.status = status
+        self.body = body
+    }
+}
+
+/// Sends requests to the server. Swap it to add certificate pinning, logging or a mock.
+public protocol TouchstoneTransport: Sendable {
+    /// - Throws: any error when no HTTP response was received; the client reports it as `.transport`.
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+/// A transport over `URLSession` (Foundation on Apple platforms, FoundationNetworking on Linux).
+public struct URLSessionTransport: TouchstoneTransport {
+    public let baseURL: URL
+    private let session: URLSession
+
+    public init(baseURL: URL, session: URLSession = .shared) {
+        self.baseURL = baseURL
+        self.session = session
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let base = self.baseURL.absoluteString.hasSuffix("/") ? String(self.baseURL.absoluteString.dropLast()) : self.baseURL.absoluteString
+        guard let url = URL(string: base + request.path) else { throw URLError(.badURL) }
+        var urlRequest = URLRequest(url: url, timeoutInterval: 30)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        let session = self.session
+        return try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: urlRequest) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else if let http = response as? HTTPURLResponse {
+                    continuation.resume(returning: TransportResponse(status: http.statusCode, body: data ?? Data()))
+                } else {
+                    continuation.resume(throwing: URLError(.badServerResponse))
+                }
+            }
+            task.resume()
+        }
+    }
+}
