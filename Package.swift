@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
@@ -80,6 +81,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Shared helpers for the test targets: a manual clock, a test server, an in-process SDK transport.
+        .target(
+            name: "TouchstoneTesting",
+            dependencies: [
+                "TouchstoneServer",
+                "TouchstoneKit",
+                "TouchstoneStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/TouchstoneTesting",
+            swiftSettings: swiftSettings
+        ),
         // The command-line tool: `serve`, `device ...`.
         .executableTarget(
             name: "touchstone",
@@ -96,6 +113,7 @@ let package = Package(
             name: "TouchstoneCryptoTests",
             dependencies: [
                 "TouchstoneCrypto",
+                "TouchstoneTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -109,6 +127,7 @@ let package = Package(
         .testTarget(
             name: "TouchstoneServerTests",
             dependencies: [
+                "TouchstoneTesting",
                 "TouchstoneServer",
                 "TouchstoneStore",
                 "TouchstoneCrypto",
@@ -122,6 +141,7 @@ let package = Package(
         .testTarget(
             name: "TouchstoneKitTests",
             dependencies: [
+                "TouchstoneTesting",
                 "TouchstoneKit",
                 "TouchstoneServer",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -49,7 +49,6 @@ extension APIError {
         .init(.contentTooLarge, code: "payload_too_large", message: "request body is larger than \(limit) bytes")
     }
     static let notFound = APIError(.notFound, code: "not_found", message: "no such resource")
-    static let methodNotAllowed = APIError(.methodNotAllowed, code: "method_not_allowed", message: "method not allowed on this resource")
     static let emailTaken = APIError(.conflict, code: "email_taken", message: "an account with this email already exists")
     static let invalidCredentials = APIError(.unauthorized, code: "invalid_credentials", message: "email or password is incorrect")
     static func unauthenticated(_ message: String = "a valid session token is required") -> APIError {

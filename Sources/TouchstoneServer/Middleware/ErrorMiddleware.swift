@@ -23,7 +23,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         if let error = error as? any HTTPResponseError {
             switch error.status {
             case .notFound: return .notFound
-            case .methodNotAllowed: return .methodNotAllowed
             case .contentTooLarge: return .payloadTooLarge(limit: context.maxUploadSize)
             case .badRequest: return .invalidRequest("malformed request")
             default:

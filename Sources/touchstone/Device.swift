@@ -1,0 +1,147 @@
+public import ArgumentParser
+import Foundation
+public import TouchstoneCrypto
+import TouchstoneKit
+
+extension SignatureAlgorithm: ExpressibleByArgument {}
+
+/// A simulated phone: the real SDK with the software key store and an always-approving prompt.
+struct Device: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A simulated device driven by the real SDK (software keys, auto-approved prompt). Prints JSON.",
+        subcommands: [Enable.self, Login.self, Disable.self, Status.self]
+    )
+
+    struct Options: ParsableArguments {
+        @Option(name: .long, help: "The Touchstone server, e.g. http://127.0.0.1:8080.")
+        var server: String
+
+        @Option(name: .long, help: "Directory holding this device's keys and state (created, mode 0700).")
+        var state: String = ".touchstone-device"
+
+        @Option(name: .long, help: "Key algorithm: ES256, EdDSA or RS256.")
+        var algorithm: SignatureAlgorithm = .es256
+
+        func makeLogin() throws -> BiometricLogin {
+            guard let url = URL(string: self.server), url.scheme == "http" || url.scheme == "https" else {
+                throw ValidationError("--server must be an http(s) URL")
+            }
+            let directory = URL(fileURLWithPath: self.state, isDirectory: true)
+            return BiometricLogin(
+                client: TouchstoneClient(baseURL: url),
+                keyStore: try SoftwareKeyStore(directory: directory.appendingPathComponent("keys")),
+                verifier: ScriptedVerifier.alwaysApprove(),
+                stateStore: try FileStateStore(directory: directory),
+                algorithm: self.algorithm
+            )
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign in with a password, then enable biometric login.")
+        @OptionGroup var options: Options
+        @Option(name: .long) var email: String
+        @Option(name: .long, help: "The account password (prefer TOUCHSTONE_PASSWORD to keep it out of shell history).")
+        var password: String?
+        @Option(name: .customLong("device-name")) var deviceName: String = "Simulated device"
+        @Flag(name: .long, help: "Create the account first.") var signUp = false
+
+        func run() async throws {
+            let login = try self.options.makeLogin()
+            let password = try resolvePassword(self.password)
+            try await printingErrors {
+                let session =
+                    self.signUp
+                    ? try await login.client.createUser(email: self.email, password: password)
+                    : try await login.client.signIn(email: self.email, password: password)
+                let registration = try await login.enable(session: session, deviceName: self.deviceName)
+                try printJSON(["registration": registration])
+            }
+        }
+    }
+
+    struct Login: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign in with the device key.")
+        @OptionGroup var options: Options
+
+        func run() async throws {
+            let login = try self.options.makeLogin()
+            try await printingErrors {
+                try printJSON(try await login.login(reason: "Sign in"))
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete the registration on the server, then the local key and ids.",
+            discussion: "Authenticates with --email/--password if given, otherwise with the device key itself."
+        )
+        @OptionGroup var options: Options
+        @Option(name: .long) var email: String?
+        @Option(name: .long) var password: String?
+
+        func run() async throws {
+            let login = try self.options.makeLogin()
+            try await printingErrors {
+                let session =
+                    if let email = self.email {
+                        try await login.client.signIn(email: email, password: try resolvePassword(self.password))
+                    } else {
+                        try await login.login(reason: "Disable biometric sign-in")
+                    }
+                try await login.disable(session: session)
+                try printJSON(["status": "disabled"])
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the local enrolment and what the server allows.")
+        @OptionGroup var options: Options
+
+        struct Output: Encodable {
+            var enabled: Bool
+            var enrollment: LocalEnrollment?
+            var server: ServerConfiguration?
+            var serverError: String?
+        }
+
+        func run() async throws {
+            let login = try self.options.makeLogin()
+            var output = Output(enabled: false)
+            if case .enabled(let enrollment) = try await login.status() {
+                output.enabled = true
+                output.enrollment = enrollment
+            }
+            do {
+                output.server = try await login.client.configuration()
+            } catch {
+                output.serverError = "\(error)"
+            }
+            try printJSON(output)
+        }
+    }
+}
+
+private func resolvePassword(_ option: String?) throws -> String {
+    if let option { return option }
+    if let environment = ProcessInfo.processInfo.environment["TOUCHSTONE_PASSWORD"] { return environment }
+    throw ValidationError("give --password or set TOUCHSTONE_PASSWORD")
+}
+
+private func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
+/// Prints SDK errors as `{"error":{"code","message"}}` and exits 1.
+private func printingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as BiometricLoginError {
+        try printJSON(["error": ["code": error.serverCode ?? error.code.rawValue, "message": error.message]])
+        throw ExitCode.failure
+    }
+}

@@ -1,0 +1,67 @@
+public import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import TouchstoneCrypto
+public import TouchstoneServer
+
+extension DevicePolicy: ExpressibleByArgument {}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the Touchstone server.",
+        discussion: """
+            Options override TOUCHSTONE_* environment variables, which override the defaults. The embedded SQLite \
+            database is the default and needs nothing installed.
+            """
+    )
+
+    @Option(name: .long, help: "Address to listen on (TOUCHSTONE_HOST). Default 127.0.0.1.")
+    var host: String?
+
+    @Option(name: .long, help: "Port to listen on; 0 picks a free one (TOUCHSTONE_PORT). Default 8080.")
+    var port: Int?
+
+    @Option(name: .long, help: "sqlite:PATH or sqlite::memory: (TOUCHSTONE_DATABASE_URL). Default sqlite:touchstone.sqlite.")
+    var database: String?
+
+    @Option(name: .customLong("device-policy"), help: "multiDevice or singleDevice (TOUCHSTONE_DEVICE_POLICY).")
+    var devicePolicy: DevicePolicy?
+
+    @Option(name: .customLong("challenge-ttl"), help: "Seconds a challenge stays valid (TOUCHSTONE_CHALLENGE_TTL_SECONDS). Default 120.")
+    var challengeTTL: Int?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (TOUCHSTONE_LOG_LEVEL).")
+    var logLevel: String?
+
+    func run() async throws {
+        var configuration: TouchstoneConfiguration
+        do {
+            configuration = try TouchstoneConfiguration(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if let host { configuration.host = host }
+        if let port {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+            configuration.port = port
+        }
+        if let database {
+            guard let location = DatabaseLocation(url: database) else {
+                throw ValidationError("--database must be sqlite:PATH or sqlite::memory:")
+            }
+            configuration.database = location
+        }
+        if let devicePolicy { configuration.devicePolicy = devicePolicy }
+        if let challengeTTL {
+            guard challengeTTL > 0 else { throw ValidationError("--challenge-ttl must be positive") }
+            configuration.challengeTTL = .seconds(challengeTTL)
+        }
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
+            configuration.logLevel = level
+        }
+        let app = try await buildApplication(configuration: configuration)
+        try await app.runService()
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct Touchstone: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "touchstone",
+        abstract: "Biometric login with device-bound keys: the server, and a simulated device to drive it.",
+        subcommands: [Serve.self, Device.self],
+        defaultSubcommand: Serve.self
+    )
+}
