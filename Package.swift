@@ -121,7 +121,11 @@ let package = Package(
         ),
         .testTarget(
             name: "TouchstoneStoreTests",
-            dependencies: ["TouchstoneStore"],
+            dependencies: [
+                "TouchstoneStore",
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

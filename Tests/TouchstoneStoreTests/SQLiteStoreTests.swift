@@ -1,0 +1,271 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+import TouchstoneStore
+
+/// The store's semantics, on the embedded SQLite engine (in memory and in a file).
+struct SQLiteStoreTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func makeStore(path: String? = nil) async throws -> SQLTouchstoneStore {
+        let location: SQLiteExecutor.Location = path.map { .file(path: $0) } ?? .memory
+        let store = try await SQLTouchstoneStore.sqlite(location, logger: Logger(label: "test"))
+        try await store.migrate()
+        return store
+    }
+
+    /// Runs `body` with a migrated store and always closes it (SQLite connections must be closed explicitly).
+    static func withStore(path: String? = nil, _ body: (SQLTouchstoneStore) async throws -> Void) async throws {
+        let store = try await makeStore(path: path)
+        do {
+            try await body(store)
+        } catch {
+            try await store.shutdown()
+            throw error
+        }
+        try await store.shutdown()
+    }
+
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+    }
+
+    static func user(_ id: String, email: String? = nil) -> UserRecord {
+        UserRecord(id: id, email: email ?? "\(id)@example.com", displayName: nil, passwordHash: "hash", createdAt: t0)
+    }
+
+    static func registration(_ id: String, user: String, device: String, at offset: TimeInterval = 0) -> RegistrationRecord {
+        RegistrationRecord(
+            id: id,
+            userId: user,
+            deviceId: device,
+            deviceName: "Phone",
+            algorithm: "ES256",
+            publicKey: [1, 2, 3, 250, 251],
+            keyFingerprint: "fp-\(id)",
+            status: .pending,
+            createdAt: t0.addingTimeInterval(offset)
+        )
+    }
+
+    @Test func migrationsAreIdempotent() async throws {
+        let path = Self.temporaryPath()
+        let store = try await Self.makeStore(path: path)
+        try await store.migrate()
+        try await store.insertUser(Self.user("u1"))
+        try await store.shutdown()
+        let reopened = try await Self.makeStore(path: path)
+        #expect(try await reopened.user(id: "u1")?.email == "u1@example.com")
+        try await reopened.shutdown()
+    }
+
+    @Test func refusesADatabaseFromANewerBuild() async throws {
+        let path = Self.temporaryPath()
+        let store = try await Self.makeStore(path: path)
+        try await store.shutdown()
+        let executor = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
+        try await executor.withDatabase { db in
+            try await db.raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run()
+        }
+        let newer = SQLTouchstoneStore(executor: executor)
+        await #expect(throws: StoreError.self) { try await newer.migrate() }
+        try await newer.shutdown()
+    }
+
+    @Test func duplicateEmailIsAConflict() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1", email: "same@example.com"))
+            await #expect(throws: StoreError.conflict) { try await store.insertUser(Self.user("u2", email: "same@example.com")) }
+            #expect(try await store.user(email: "same@example.com")?.id == "u1")
+        }
+    }
+
+    @Test func sessionsRoundTripAndRevokeOnce() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            let session = SessionRecord(
+                tokenHash: "h1",
+                userId: "u1",
+                createdAt: Self.t0,
+                expiresAt: Self.t0.addingTimeInterval(3600),
+                idleExpiresAt: Self.t0.addingTimeInterval(900),
+                authenticatedAt: Self.t0,
+                passwordAuthenticatedAt: Self.t0,
+                methods: [.password]
+            )
+            try await store.insertSession(session)
+            #expect(try await store.session(tokenHash: "h1") == session)
+            try await store.updateSessionIdleExpiry(tokenHash: "h1", idleExpiresAt: Self.t0.addingTimeInterval(1000))
+            #expect(try await store.session(tokenHash: "h1")?.idleExpiresAt == Self.t0.addingTimeInterval(1000))
+            #expect(try await store.revokeSession(tokenHash: "h1", at: Self.t0))
+            #expect(try await !store.revokeSession(tokenHash: "h1", at: Self.t0))
+            #expect(try await store.session(tokenHash: "h1")?.revokedAt == Self.t0)
+        }
+    }
+
+    @Test func registrationRoundTripsAndListsNewestFirstWithoutPending() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("r1", user: "u1", device: "d1", at: 0))
+            try await store.insertRegistration(Self.registration("r2", user: "u1", device: "d2", at: 10))
+            try await store.insertRegistration(Self.registration("r3", user: "u1", device: "d3", at: 20))
+            _ = try await store.activateRegistration(id: "r1", replacing: .sameDevice, at: Self.t0)
+            _ = try await store.activateRegistration(id: "r2", replacing: .sameDevice, at: Self.t0)
+            let listed = try await store.registrations(userId: "u1")
+            #expect(listed.map(\.id) == ["r2", "r1"])
+            #expect(listed[0].publicKey == [1, 2, 3, 250, 251])
+            #expect(try await store.latestRegistration(keyFingerprint: "fp-r3") == nil)  // pending
+            #expect(try await store.latestRegistration(keyFingerprint: "fp-r1")?.id == "r1")
+        }
+    }
+
+    @Test func activationReplacesSameDeviceOnlyInMultiDeviceScope() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            for (id, device, offset) in [("a", "d1", 0.0), ("b", "d2", 1.0), ("c", "d1", 2.0)] {
+                try await store.insertRegistration(Self.registration(id, user: "u1", device: device, at: offset))
+            }
+            #expect(try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0) == [])
+            #expect(try await store.activateRegistration(id: "b", replacing: .sameDevice, at: Self.t0) == [])
+            #expect(try await store.activateRegistration(id: "c", replacing: .sameDevice, at: Self.t0) == ["a"])
+            #expect(try await store.registration(id: "a")?.status == .replaced)
+            #expect(try await store.registration(id: "b")?.status == .active)
+            #expect(try await store.activeRegistration(deviceId: "d1")?.id == "c")
+        }
+    }
+
+    @Test func activationReplacesEveryDeviceInSingleDeviceScope() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            for (id, device) in [("a", "d1"), ("b", "d2"), ("c", "d3")] {
+                try await store.insertRegistration(Self.registration(id, user: "u1", device: device))
+            }
+            _ = try await store.activateRegistration(id: "a", replacing: .allOfUser, at: Self.t0)
+            _ = try await store.activateRegistration(id: "b", replacing: .sameDevice, at: Self.t0)
+            let replaced = try await store.activateRegistration(id: "c", replacing: .allOfUser, at: Self.t0)
+            #expect(Set(replaced) == ["a", "b"])
+            #expect(try await store.registrations(userId: "u1").filter { $0.status == .active }.map(\.id) == ["c"])
+        }
+    }
+
+    @Test func oneAccountPerDeviceIsEnforcedAtActivation() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertUser(Self.user("u2"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "shared"))
+            try await store.insertRegistration(Self.registration("b", user: "u2", device: "shared"))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            await #expect(throws: StoreError.conflict) {
+                try await store.activateRegistration(id: "b", replacing: .allOfUser, at: Self.t0)
+            }
+            #expect(try await store.registration(id: "b")?.status == .pending)
+            #expect(try await store.registration(id: "a")?.status == .active)
+        }
+    }
+
+    @Test func activatingANonPendingRegistrationIsNotFound() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d"))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            await #expect(throws: StoreError.notFound) { try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0) }
+            await #expect(throws: StoreError.notFound) { try await store.activateRegistration(id: "zz", replacing: .sameDevice, at: Self.t0) }
+        }
+    }
+
+    @Test func statusChangesOnlyFromAllowedStatuses() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d"))
+            #expect(try await !store.updateRegistrationStatus(id: "a", from: [.active], to: .revoked, at: Self.t0))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            #expect(try await store.updateRegistrationStatus(id: "a", from: [.active, .replaced], to: .revoked, at: Self.t0))
+            #expect(try await store.registration(id: "a")?.status == .revoked)
+        }
+    }
+
+    @Test func challengeIsBoundToRegistrationAndPurpose() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            try await store.insertRegistration(Self.registration("b", user: "u1", device: "d2"))
+            try await store.insertChallenge(
+                ChallengeRecord(challenge: "c1", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0)
+            )
+            #expect(try await store.consumeChallenge("c1", registrationId: "b", purpose: .authentication, at: Self.t0) == nil)
+            #expect(try await store.consumeChallenge("c1", registrationId: "a", purpose: .registration, at: Self.t0) == nil)
+            #expect(try await store.consumeChallenge("c1", registrationId: "a", purpose: .authentication, at: Self.t0)?.challenge == "c1")
+            #expect(try await store.consumeChallenge("c1", registrationId: "a", purpose: .authentication, at: Self.t0) == nil)
+        }
+    }
+
+    @Test func latestRegistrationChallengeIsConsumedOnce() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            for (value, offset) in [("old", 0.0), ("new", 5.0)] {
+                try await store.insertChallenge(
+                    ChallengeRecord(
+                        challenge: value,
+                        registrationId: "a",
+                        purpose: .registration,
+                        createdAt: Self.t0.addingTimeInterval(offset),
+                        expiresAt: Self.t0.addingTimeInterval(100)
+                    )
+                )
+            }
+            #expect(try await store.consumeLatestChallenge(registrationId: "a", purpose: .registration, at: Self.t0)?.challenge == "new")
+            #expect(try await store.consumeLatestChallenge(registrationId: "a", purpose: .authentication, at: Self.t0) == nil)
+        }
+    }
+
+    @Test func concurrentConsumersGetTheChallengeExactlyOnce() async throws {
+        try await Self.withStore(path: Self.temporaryPath()) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            try await store.insertChallenge(
+                ChallengeRecord(challenge: "race", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0)
+            )
+            let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        try await store.consumeChallenge("race", registrationId: "a", purpose: .authentication, at: Self.t0) != nil
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(winners == 1)
+        }
+    }
+
+    @Test func purgeRemovesOnlyWhatEnded() async throws {
+        try await Self.withStore { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("old-pending", user: "u1", device: "d1", at: -1000))
+            try await store.insertRegistration(Self.registration("kept", user: "u1", device: "d2", at: -1000))
+            _ = try await store.activateRegistration(id: "kept", replacing: .sameDevice, at: Self.t0)
+            try await store.insertChallenge(
+                ChallengeRecord(challenge: "expired", registrationId: "kept", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(-1))
+            )
+            try await store.insertChallenge(
+                ChallengeRecord(challenge: "live", registrationId: "kept", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(60))
+            )
+            for (hash, expiry) in [("ended", -1.0), ("alive", 600.0)] {
+                try await store.insertSession(
+                    SessionRecord(
+                        tokenHash: hash, userId: "u1", createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(expiry),
+                        idleExpiresAt: Self.t0.addingTimeInterval(expiry), authenticatedAt: Self.t0, passwordAuthenticatedAt: nil,
+                        methods: [.biometric]
+                    )
+                )
+            }
+            let result = try await store.purgeExpired(before: Self.t0)
+            #expect(result == PurgeResult(challenges: 1, sessions: 1, pendingRegistrations: 1))
+            #expect(try await store.registration(id: "old-pending") == nil)
+            #expect(try await store.registration(id: "kept") != nil)
+            #expect(try await store.session(tokenHash: "alive") != nil)
+            #expect(try await store.consumeChallenge("live", registrationId: "kept", purpose: .authentication, at: Self.t0) != nil)
+        }
+    }
+}
