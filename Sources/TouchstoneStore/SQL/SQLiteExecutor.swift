@@ -76,6 +76,10 @@ public final class SQLiteExecutor: SQLExecutor {
     }
 
     public func shutdown() async throws {
-        try await self.mutex.withLock { try await self.connection.close() }
+        // Closing must happen even when the caller is being cancelled (a service group tearing down after an error):
+        // an unclosed connection loses the WAL checkpoint, so the close runs in a task of its own.
+        let connection = self.connection
+        let mutex = self.mutex
+        try await Task { try await mutex.withLock { try await connection.close() } }.value
     }
 }

@@ -1,0 +1,110 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TouchstoneCrypto
+import TouchstoneServer
+import TouchstoneStore
+import TouchstoneTesting
+
+/// Bad input gets a 4xx in the error format, never a 500.
+struct BadInputTests {
+    static let endpoints = [
+        "/v1/users", "/v1/sessions", "/v1/biometrics/authentications/start", "/v1/biometrics/authentications/finish",
+    ]
+
+    @Test(arguments: endpoints)
+    func malformedBodiesAreInvalidRequests(path: String) async throws {
+        try await TestServer.run { client in
+            for raw in ["", "{", "[]", "null", "42", "\"text\"", "{\"email\": 5}", "{\"registrationId\": [1]}", "\u{0}"] {
+                let response = try await client.request(.post, path, raw: raw)
+                #expect(response.status == .badRequest, "\(path) with \(raw.debugDescription)")
+                #expect(response.errorCode == "invalid_request")
+            }
+        }
+    }
+
+    @Test func deeplyNestedJSONIsAnInvalidRequest() async throws {
+        try await TestServer.run { client in
+            let nested = String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)
+            let response = try await client.request(.post, "/v1/sessions", raw: "{\"email\": \(nested)}")
+            #expect(response.status == .badRequest)
+            #expect(response.errorCode == "invalid_request")
+        }
+    }
+
+    @Test func oversizedBodiesAreRejected() async throws {
+        try await TestServer.run { client in
+            let big = "{\"email\": \"" + String(repeating: "a", count: 70_000) + "\"}"
+            let response = try await client.request(.post, "/v1/users", raw: big)
+            #expect(response.status == .contentTooLarge)
+            #expect(response.errorCode == "payload_too_large")
+        }
+    }
+
+    @Test func overlongFieldsAreRejectedNamingTheField() async throws {
+        try await TestServer.run { client in
+            let response = try await client.request(
+                .post,
+                "/v1/biometrics/authentications/finish",
+                json: ["registrationId": String(repeating: "r", count: 65), "challenge": "c", "signature": "s"]
+            )
+            #expect(response.errorCode == "invalid_request")
+            #expect((response.json["error"] as? [String: Any])?["message"] as? String == "field 'registrationId' is longer than 64 bytes")
+        }
+    }
+
+    @Test func anUnavailableDatabaseAnswers503() async throws {
+        try await TestServer.run(store: FailingStore(error: StoreError.unavailable("disk gone"))) { client in
+            let response = try await client.request(.post, "/v1/sessions", json: ["email": "a@example.com", "password": "x"])
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.errorCode == "storage_unavailable")
+        }
+    }
+
+    @Test func anUnexpectedFaultAnswers500WithoutDetail() async throws {
+        struct Boom: Error {}
+        try await TestServer.run(store: FailingStore(error: Boom())) { client in
+            let response = try await client.request(.post, "/v1/sessions", json: ["email": "a@example.com", "password": "x"])
+            #expect(response.status == .internalServerError)
+            #expect(response.errorCode == "internal_error")
+            #expect((response.json["error"] as? [String: Any])?["message"] as? String == "an unexpected error occurred")
+        }
+    }
+}
+
+/// A store whose reads and writes all fail, to check how the server reports database faults.
+struct FailingStore: TouchstoneStore {
+    let error: any Error & Sendable
+
+    func migrate() async throws {}
+    func shutdown() async throws {}
+    func insertUser(_ user: UserRecord) async throws { throw self.error }
+    func user(id: String) async throws -> UserRecord? { throw self.error }
+    func user(email: String) async throws -> UserRecord? { throw self.error }
+    func insertSession(_ session: SessionRecord) async throws { throw self.error }
+    func session(tokenHash: String) async throws -> SessionRecord? { throw self.error }
+    func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws { throw self.error }
+    func revokeSession(tokenHash: String, at: Date) async throws -> Bool { throw self.error }
+    func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
+    func registration(id: String) async throws -> RegistrationRecord? { throw self.error }
+    func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord? { throw self.error }
+    func activeRegistration(deviceId: String) async throws -> RegistrationRecord? { throw self.error }
+    func registrations(userId: String) async throws -> [RegistrationRecord] { throw self.error }
+    func activateRegistration(id: String, replacing scope: ReplacementScope, at: Date) async throws -> [String] {
+        throw self.error
+    }
+    func updateRegistrationStatus(id: String, from: Set<RegistrationStatus>, to: RegistrationStatus, at: Date) async throws
+        -> Bool
+    { throw self.error }
+    func markRegistrationUsed(id: String, at: Date) async throws { throw self.error }
+    func insertChallenge(_ challenge: ChallengeRecord) async throws { throw self.error }
+    func consumeChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose, at: Date) async throws
+        -> ChallengeRecord?
+    { throw self.error }
+    func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws -> ChallengeRecord? {
+        throw self.error
+    }
+    func purgeExpired(before cutoff: Date) async throws -> PurgeResult { throw self.error }
+}

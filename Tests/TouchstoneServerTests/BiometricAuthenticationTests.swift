@@ -1,0 +1,227 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TouchstoneCrypto
+import TouchstoneServer
+import TouchstoneTesting
+
+struct BiometricAuthenticationTests {
+    @Test(arguments: SignatureAlgorithm.allCases)
+    func loginOpensABiometricSession(algorithm: SignatureAlgorithm) async throws {
+        let clock = ManualClock()
+        try await TestServer.run(clock: clock) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(algorithm)
+            let id = try await flow.enroll(account.token, device)
+            clock.advance(by: 60)
+            let response = try await flow.login(id, device)
+            #expect(response.status == .ok)
+            #expect(response.value("user", "id") == account.userId)
+            #expect(response.any(["session", "methods"]) as? [String] == ["biometric"])
+            #expect(response.value("session", "authenticatedAt") == "2027-01-15T08:01:00.000Z")
+            let token = try #require(response.value("session", "token"))
+            #expect(try await client.request(.get, "/v1/session", token: token).status == .ok)
+            let list = try await client.request(.get, "/v1/biometrics/registrations", token: token)
+            #expect((list.json["registrations"] as? [[String: Any]])?.first?["lastUsedAt"] as? String == "2027-01-15T08:01:00.000Z")
+        }
+    }
+
+    @Test func startFindsTheRegistrationByPublicKeyInAnyEncoding() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)  // registered as SPKI DER
+            for encoding in [TestDeviceKey.KeyEncoding.x963, .spkiPEM, .compressed] {
+                let response = try await client.request(
+                    .post,
+                    "/v1/biometrics/authentications/start",
+                    json: ["publicKey": device.publicKey(encoding, standardBase64: true)]
+                )
+                #expect(response.status == .ok)
+                #expect(response.value("registrationId") == id)
+            }
+            let unknown = try await client.request(
+                .post,
+                "/v1/biometrics/authentications/start",
+                json: ["publicKey": TestDeviceKey(.eddsa).publicKey()]
+            )
+            #expect(unknown.status == .notFound)
+            #expect(unknown.errorCode == "registration_not_found")
+            let garbage = try await client.request(.post, "/v1/biometrics/authentications/start", json: ["publicKey": "@@@"])
+            #expect(garbage.errorCode == "invalid_public_key")
+            let neither = try await client.request(.post, "/v1/biometrics/authentications/start", json: [:])
+            #expect(neither.errorCode == "invalid_request")
+        }
+    }
+
+    @Test func unknownAndPendingRegistrationsAreNotFound() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let unknown = try await flow.startLogin("00000000-0000-0000-0000-000000000000")
+            #expect(unknown.status == .notFound)
+            #expect(unknown.errorCode == "registration_not_found")
+            let account = try await flow.signUp()
+            let pending = try await flow.startRegistration(account.token, TestDeviceKey(.es256))
+            let start = try await flow.startLogin(try #require(pending.value("registrationId")))
+            #expect(start.errorCode == "registration_not_found")
+            let finish = try await flow.finishLogin(try #require(pending.value("registrationId")), challenge: "x", signature: "AAAA")
+            #expect(finish.errorCode == "registration_not_found")
+        }
+    }
+
+    @Test func aReplayedChallengeIsRejected() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)
+            let challenge = try await flow.challenge(id)
+            let signature = device.signed(challenge)
+            #expect(try await flow.finishLogin(id, challenge: challenge, signature: signature).status == .ok)
+            let replay = try await flow.finishLogin(id, challenge: challenge, signature: signature)
+            #expect(replay.status == .unauthorized)
+            #expect(replay.errorCode == "challenge_not_found")
+        }
+    }
+
+    @Test func anExpiredChallengeIsRejected() async throws {
+        let clock = ManualClock()
+        try await TestServer.run(configuration: TestServer.configuration { $0.challengeTTL = .seconds(30) }, clock: clock) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.eddsa)
+            let id = try await flow.enroll(account.token, device)
+            let challenge = try await flow.challenge(id)
+            clock.advance(by: 30)
+            let response = try await flow.finishLogin(id, challenge: challenge, signature: device.signed(challenge))
+            #expect(response.status == .unauthorized)
+            #expect(response.errorCode == "challenge_expired")
+            // One second earlier it would have worked.
+            let fresh = try await flow.challenge(id)
+            clock.advance(by: 29)
+            #expect(try await flow.finishLogin(id, challenge: fresh, signature: device.signed(fresh)).status == .ok)
+        }
+    }
+
+    @Test func aChallengeIsBoundToItsRegistration() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let (keyA, keyB) = (TestDeviceKey(.es256), TestDeviceKey(.es256))
+            let a = try await flow.enroll(account.token, keyA)
+            let b = try await flow.enroll(account.token, keyB)
+            let challengeForA = try await flow.challenge(a)
+            let response = try await flow.finishLogin(b, challenge: challengeForA, signature: keyB.signed(challengeForA))
+            #expect(response.status == .unauthorized)
+            #expect(response.errorCode == "challenge_not_found")
+            // The attempt did not burn A's challenge.
+            #expect(try await flow.finishLogin(a, challenge: challengeForA, signature: keyA.signed(challengeForA)).status == .ok)
+        }
+    }
+
+    @Test func aRegistrationChallengeCannotBeUsedToLogIn() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let start = try await flow.startRegistration(account.token, device)
+            let id = try #require(start.value("registrationId"))
+            let registrationChallenge = try #require(start.value("challenge"))
+            let signed = device.signed(registrationChallenge)
+            _ = try await flow.finishRegistration(account.token, id, signature: signed)
+            // Reusing the enrolment challenge (or a fresh unconsumed one) for login fails.
+            let response = try await flow.finishLogin(id, challenge: registrationChallenge, signature: signed)
+            #expect(response.errorCode == "challenge_not_found")
+        }
+    }
+
+    @Test func wrongSignaturesAreRejectedAndBurnTheChallenge() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)
+            let cases: [(String) -> String] = [
+                { TestDeviceKey(.es256).signed($0) },  // another key
+                { device.signed($0 + "tampered") },  // another message
+                { _ in Base64.urlEncode([UInt8](repeating: 0, count: 64)) },  // zeros
+            ]
+            for makeSignature in cases {
+                let challenge = try await flow.challenge(id)
+                let response = try await flow.finishLogin(id, challenge: challenge, signature: makeSignature(challenge))
+                #expect(response.status == .unauthorized)
+                #expect(response.errorCode == "invalid_signature")
+                let retry = try await flow.finishLogin(id, challenge: challenge, signature: device.signed(challenge))
+                #expect(retry.errorCode == "challenge_not_found")
+            }
+            let undecodable = try await flow.finishLogin(id, challenge: try await flow.challenge(id), signature: "!!!")
+            #expect(undecodable.status == .badRequest)
+            #expect(undecodable.errorCode == "invalid_request")
+        }
+    }
+
+    @Test func concurrentFinishesWithOneChallengeSucceedExactlyOnce() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)
+            let challenge = try await flow.challenge(id)
+            let signature = device.signed(challenge)
+            let codes = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        let response = try await flow.finishLogin(id, challenge: challenge, signature: signature)
+                        return response.status == .ok ? "ok" : (response.errorCode ?? "?")
+                    }
+                }
+                return try await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(codes == ["ok": 1, "challenge_not_found": 19])
+        }
+    }
+
+    @Test func sessionDurationCanBeShortenedButNotExtended() async throws {
+        try await TestServer.run(configuration: TestServer.configuration { $0.sessionLifetime = .seconds(3600) }) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)
+            for (minutes, expected) in [(5, "2027-01-15T08:05:00.000Z"), (600, "2027-01-15T09:00:00.000Z")] {
+                let challenge = try await flow.challenge(id)
+                let response = try await flow.finishLogin(
+                    id,
+                    challenge: challenge,
+                    signature: device.signed(challenge),
+                    extra: ["sessionDurationMinutes": minutes]
+                )
+                #expect(response.value("session", "expiresAt") == expected)
+            }
+            let challenge = try await flow.challenge(id)
+            let zero = try await flow.finishLogin(
+                id,
+                challenge: challenge,
+                signature: device.signed(challenge),
+                extra: ["sessionDurationMinutes": 0]
+            )
+            #expect(zero.errorCode == "invalid_request")
+        }
+    }
+
+    @Test func idleTimeoutAppliesToBiometricSessions() async throws {
+        let clock = ManualClock()
+        try await TestServer.run(clock: clock) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)
+            let token = try #require(try await flow.login(id, device).value("session", "token"))
+            clock.advance(by: 15 * 60 + 1)
+            #expect(try await client.request(.get, "/v1/session", token: token).errorCode == "unauthenticated")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TouchstoneCrypto
+import TouchstoneServer
+import TouchstoneTesting
+
+struct SystemTests {
+    @Test func healthAnswersOK() async throws {
+        try await TestServer.run { client in
+            let response = try await client.request(.get, "/health")
+            #expect(response.status == .ok)
+            #expect(response.value("status") == "ok")
+        }
+    }
+
+    @Test func configDescribesBiometricPolicy() async throws {
+        let configuration = TestServer.configuration {
+            $0.devicePolicy = .singleDevice
+            $0.algorithms = [.es256, .eddsa]
+            $0.challengeTTL = .seconds(45)
+        }
+        try await TestServer.run(configuration: configuration) { client in
+            let response = try await client.request(.get, "/v1/config")
+            #expect(response.status == .ok)
+            let biometrics = try #require(response.json["biometrics"] as? [String: Any])
+            #expect(biometrics["enabled"] as? Bool == true)
+            #expect(biometrics["devicePolicy"] as? String == "singleDevice")
+            #expect(biometrics["algorithms"] as? [String] == ["ES256", "EdDSA"])
+            #expect(biometrics["challengeTTLSeconds"] as? Int == 45)
+        }
+    }
+
+    @Test func unknownRouteAnswersNotFoundInTheErrorFormat() async throws {
+        try await TestServer.run { client in
+            let response = try await client.request(.get, "/v1/nothing-here")
+            #expect(response.status == .notFound)
+            #expect(response.errorCode == "not_found")
+        }
+    }
+
+    /// The OpenAPI document is served and names every route the server has.
+    @Test func openAPIDocumentCoversEveryRoute() async throws {
+        try await TestServer.run { client in
+            let response = try await client.request(.get, "/openapi.json")
+            #expect(response.status == .ok)
+            #expect(response.value("openapi")?.hasPrefix("3.1") == true)
+            let paths = try #require(response.json["paths"] as? [String: [String: Any]])
+            let routes: [(String, String)] = [
+                ("/health", "get"), ("/v1/config", "get"), ("/v1/users", "post"), ("/v1/sessions", "post"),
+                ("/v1/session", "get"), ("/v1/session", "delete"), ("/v1/biometrics/registrations/start", "post"),
+                ("/v1/biometrics/registrations/finish", "post"), ("/v1/biometrics/registrations", "get"),
+                ("/v1/biometrics/registrations/{id}", "delete"), ("/v1/biometrics/authentications/start", "post"),
+                ("/v1/biometrics/authentications/finish", "post"),
+            ]
+            for (path, method) in routes {
+                #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")
+            }
+        }
+    }
+
+    @Test func configurationReadsEnvironment() throws {
+        let configuration = try TouchstoneConfiguration(environment: [
+            "TOUCHSTONE_PORT": "9000", "TOUCHSTONE_DATABASE_URL": "sqlite::memory:", "TOUCHSTONE_DEVICE_POLICY": "singleDevice",
+            "TOUCHSTONE_ALGORITHMS": "ES256, RS256", "TOUCHSTONE_CHALLENGE_TTL_SECONDS": "30", "TOUCHSTONE_BIOMETRICS_ENABLED": "false",
+        ])
+        #expect(configuration.port == 9000)
+        #expect(configuration.database == .sqliteMemory)
+        #expect(configuration.devicePolicy == .singleDevice)
+        #expect(configuration.algorithms == [.es256, .rs256])
+        #expect(configuration.challengeTTL == .seconds(30))
+        #expect(configuration.biometricsEnabled == false)
+        #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_PORT": "x"]) }
+        #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_ALGORITHMS": "ES256,HS256"]) }
+        #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_DATABASE_URL": "mysql://x"]) }
+    }
+
+    @Test(arguments: [
+        ("sqlite:data/t.sqlite", DatabaseLocation.sqliteFile(path: "data/t.sqlite")),
+        ("sqlite:///var/t.db", DatabaseLocation.sqliteFile(path: "/var/t.db")),
+        ("t.sqlite", DatabaseLocation.sqliteFile(path: "t.sqlite")),
+        ("sqlite::memory:", DatabaseLocation.sqliteMemory),
+    ])
+    func databaseURLsParse(url: String, expected: DatabaseLocation) {
+        #expect(DatabaseLocation(url: url) == expected)
+    }
+}
