@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Smoke test of the built binary, as a user would run it: start `touchstone serve` on a free loopback port with a
+# fresh SQLite file, then drive it with the simulated device (enable -> login -> disable -> login refused) and curl.
+# Usage: scripts/smoke.sh [path/to/touchstone]   (default: the debug build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-.build/debug/touchstone}
+[ -x "$bin" ] || { echo "smoke: $bin not built (run swift build)"; exit 1; }
+
+work=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+server="http://127.0.0.1:$port"
+"$bin" serve --port "$port" --database "sqlite:$work/touchstone.sqlite" >"$work/server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+
+for _ in $(seq 1 100); do
+  curl -fsS "$server/health" >/dev/null 2>&1 && break
+  kill -0 $pid 2>/dev/null || { cat "$work/server.log"; echo "smoke: server exited"; exit 1; }
+  sleep 0.1
+done
+grep -q "listening on 127.0.0.1:$port" "$work/server.log" || { cat "$work/server.log"; echo "smoke: no 'listening' log line"; exit 1; }
+
+fail() { echo "smoke: FAILED: $*"; cat "$work/server.log"; exit 1; }
+device() { "$bin" device "$@" --server "$server" --state "$work/device"; }
+
+curl -fsS "$server/v1/config" | grep -q '"enabled":true' || fail "config"
+curl -fsS "$server/openapi.json" | grep -q '"openapi": "3.1.0"' || fail "openapi.json"
+TOUCHSTONE_PASSWORD="correct horse battery" device enable --email smoke@example.com --sign-up | grep -q '"status" : "active"' || fail "enable"
+device login | grep -q '"biometric"' || fail "login"
+device status | grep -q '"enabled" : true' || fail "status"
+device disable | grep -q '"disabled"' || fail "disable"
+if device login >"$work/refused.json"; then fail "login after disable succeeded"; fi
+grep -q '"notEnabled"' "$work/refused.json" || fail "login after disable: $(cat "$work/refused.json")"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$server/v1/sessions" -d '{"email":"smoke@example.com","password":"wrong"}')
+[ "$code" = 401 ] || fail "wrong password gave $code"
+echo "smoke: serve + device enable/login/status/disable + refused login: ok"
