@@ -65,6 +65,7 @@ public protocol TouchstoneStore: Sendable {
 
     // MARK: Housekeeping
 
-    /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations started before it.
+    /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations none of whose challenges
+    /// is still answerable at `cutoff` (abandoned enrolments).
     func purgeExpired(before cutoff: Date) async throws -> PurgeResult
 }

@@ -244,6 +244,14 @@ struct SQLiteStoreTests {
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("old-pending", user: "u1", device: "d1", at: -1000))
             try await store.insertRegistration(Self.registration("kept", user: "u1", device: "d2", at: -1000))
+            // An enrolment in progress: started long ago, but its challenge is still answerable.
+            try await store.insertRegistration(Self.registration("in-progress", user: "u1", device: "d3", at: -1000))
+            try await store.insertChallenge(
+                ChallengeRecord(
+                    challenge: "enrol", registrationId: "in-progress", purpose: .registration, createdAt: Self.t0,
+                    expiresAt: Self.t0.addingTimeInterval(30)
+                )
+            )
             _ = try await store.activateRegistration(id: "kept", replacing: .sameDevice, at: Self.t0)
             try await store.insertChallenge(
                 ChallengeRecord(challenge: "expired", registrationId: "kept", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(-1))
@@ -264,6 +272,7 @@ struct SQLiteStoreTests {
             #expect(result == PurgeResult(challenges: 1, sessions: 1, pendingRegistrations: 1))
             #expect(try await store.registration(id: "old-pending") == nil)
             #expect(try await store.registration(id: "kept") != nil)
+            #expect(try await store.registration(id: "in-progress")?.status == .pending)
             #expect(try await store.session(tokenHash: "alive") != nil)
             #expect(try await store.consumeChallenge("live", registrationId: "kept", purpose: .authentication, at: Self.t0) != nil)
         }

@@ -321,9 +321,14 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 RETURNING token_hash
                 """
             ).all().count
+            // An enrolment is abandoned once none of its challenges can be answered any more.
             let pending = try await db.raw(
                 """
-                DELETE FROM registrations WHERE status = 'pending' AND created_at < \(bind: cutoff.millis)
+                DELETE FROM registrations
+                WHERE status = 'pending' AND created_at < \(bind: cutoff.millis) AND NOT EXISTS (
+                    SELECT 1 FROM challenges
+                    WHERE challenges.registration_id = registrations.id AND challenges.expires_at >= \(bind: cutoff.millis)
+                )
                 RETURNING id
                 """
             ).all().count
