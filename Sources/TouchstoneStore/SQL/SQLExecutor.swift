@@ -9,6 +9,9 @@ public protocol SQLExecutor: Sendable {
     func withDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Runs `body` inside one write transaction, committed when it returns and rolled back when it throws.
     func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// A statement run first in the migration transaction so that instances starting together migrate one at a time
+    /// (`nil` when the transaction itself is exclusive, as in SQLite).
+    var migrationLock: SQLQueryString? { get }
     /// Whether `error` reports a violated UNIQUE constraint.
     func isUniqueViolation(_ error: any Error) -> Bool
     /// Closes every connection.

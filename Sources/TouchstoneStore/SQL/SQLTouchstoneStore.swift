@@ -11,13 +11,20 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         self.executor = executor
     }
 
+    /// Opens a PostgreSQL store; connections are made on first use.
+    public static func postgres(_ configuration: PostgresExecutor.Configuration, logger: Logger) throws -> SQLTouchstoneStore {
+        SQLTouchstoneStore(executor: try PostgresExecutor.open(configuration, logger: logger))
+    }
+
     /// Opens the embedded SQLite store at `location`.
     public static func sqlite(_ location: SQLiteExecutor.Location, logger: Logger) async throws -> SQLTouchstoneStore {
         SQLTouchstoneStore(executor: try await SQLiteExecutor.open(location, logger: logger))
     }
 
     public func migrate() async throws {
+        let lock = self.executor.migrationLock
         try await self.executor.withTransaction { db in
+            if let lock { try await db.raw(lock).run() }
             try await db.raw(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
             ).run()

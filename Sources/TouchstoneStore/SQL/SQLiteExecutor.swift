@@ -1,5 +1,7 @@
 import Foundation
 public import Logging
+import NIOConcurrencyHelpers
+import NIOCore
 import NIOPosix
 public import SQLKit
 import SQLiteKit
@@ -20,6 +22,7 @@ public final class SQLiteExecutor: SQLExecutor {
     private let connection: SQLiteConnection
     private let mutex = AsyncMutex()
     private let logger: Logger
+    private let closed = NIOLockedValueBox(false)
 
     private init(connection: SQLiteConnection, logger: Logger) {
         self.connection = connection
@@ -45,6 +48,8 @@ public final class SQLiteExecutor: SQLExecutor {
             try await db.raw("PRAGMA journal_mode = WAL").run()
         }
         try await db.raw("PRAGMA synchronous = FULL").run()
+        // Another process holding the write lock: wait with back-off for up to 10 s instead of spinning on a core.
+        try await db.raw("PRAGMA busy_timeout = 10000").run()
         try await db.raw("PRAGMA foreign_keys = ON").run()
         return executor
     }
@@ -69,6 +74,9 @@ public final class SQLiteExecutor: SQLExecutor {
         }
     }
 
+    /// `BEGIN IMMEDIATE` already excludes other writers.
+    public var migrationLock: SQLQueryString? { nil }
+
     public func isUniqueViolation(_ error: any Error) -> Bool {
         guard let error = error as? SQLiteError else { return false }
         // The reason is the primary or the extended result code depending on the build; the message is stable.
@@ -80,6 +88,21 @@ public final class SQLiteExecutor: SQLExecutor {
         // an unclosed connection loses the WAL checkpoint, so the close runs in a task of its own.
         let connection = self.connection
         let mutex = self.mutex
-        try await Task { try await mutex.withLock { try await connection.close() } }.value
+        let closed = self.closed
+        try await Task {
+            try await mutex.withLock {
+                guard !closed.withLockedValue({ $0 }) else { return }
+                try await connection.close()
+                closed.withLockedValue { $0 = true }
+            }
+        }.value
+    }
+
+    deinit {
+        // A store dropped without shutdown() (an error path) still closes its connection; the pending close keeps the
+        // connection alive until it completes.
+        if !self.closed.withLockedValue({ $0 }) {
+            _ = self.connection.close() as EventLoopFuture<Void>
+        }
     }
 }

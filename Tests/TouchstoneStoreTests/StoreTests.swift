@@ -4,31 +4,23 @@ import SQLKit
 import Testing
 import TouchstoneStore
 
-/// The store's semantics, on the embedded SQLite engine (in memory and in a file).
-struct SQLiteStoreTests {
+/// The store's semantics, run on every engine: SQLite (in memory and in a file) always, PostgreSQL when
+/// `TOUCHSTONE_TEST_POSTGRES_URL` is set.
+struct StoreTests {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+    static let engines = TestDatabase.available
 
-    static func makeStore(path: String? = nil) async throws -> SQLTouchstoneStore {
-        let location: SQLiteExecutor.Location = path.map { .file(path: $0) } ?? .memory
-        let store = try await SQLTouchstoneStore.sqlite(location, logger: Logger(label: "test"))
-        try await store.migrate()
-        return store
-    }
-
-    /// Runs `body` with a migrated store and always closes it (SQLite connections must be closed explicitly).
-    static func withStore(path: String? = nil, _ body: (SQLTouchstoneStore) async throws -> Void) async throws {
-        let store = try await makeStore(path: path)
-        do {
-            try await body(store)
-        } catch {
+    static func withStore(_ database: TestDatabase, _ body: (SQLTouchstoneStore) async throws -> Void) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            do {
+                try await body(store)
+            } catch {
+                try await store.shutdown()
+                throw error
+            }
             try await store.shutdown()
-            throw error
         }
-        try await store.shutdown()
-    }
-
-    static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
     }
 
     static func user(_ id: String, email: String? = nil) -> UserRecord {
@@ -49,40 +41,62 @@ struct SQLiteStoreTests {
         )
     }
 
-    @Test func migrationsAreIdempotent() async throws {
-        let path = Self.temporaryPath()
-        let store = try await Self.makeStore(path: path)
-        try await store.migrate()
-        try await store.insertUser(Self.user("u1"))
-        try await store.shutdown()
-        let reopened = try await Self.makeStore(path: path)
-        #expect(try await reopened.user(id: "u1")?.email == "u1@example.com")
-        try await reopened.shutdown()
-    }
-
-    @Test func refusesADatabaseFromANewerBuild() async throws {
-        let path = Self.temporaryPath()
-        let store = try await Self.makeStore(path: path)
-        try await store.shutdown()
-        let executor = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
-        try await executor.withDatabase { db in
-            try await db.raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run()
+    @Test(arguments: engines.filter(\.isPersistent))
+    func migrationsAreIdempotent(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            try await store.migrate()
+            try await store.insertUser(Self.user("u1"))
+            try await store.shutdown()
+            let reopened = try await fixture.open()
+            #expect(try await reopened.user(id: "u1")?.email == "u1@example.com")
+            try await reopened.shutdown()
         }
-        let newer = SQLTouchstoneStore(executor: executor)
-        await #expect(throws: StoreError.self) { try await newer.migrate() }
-        try await newer.shutdown()
     }
 
-    @Test func duplicateEmailIsAConflict() async throws {
-        try await Self.withStore { store in
+    /// Instances starting together migrate one at a time (PostgreSQL's advisory lock). SQLite is one writer per file and
+    /// one executor per process, so the in-process race does not apply to it.
+    @Test(arguments: engines.filter(\.isPostgres))
+    func concurrentMigrationsApplyOnce(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let stores = try await withThrowingTaskGroup(of: SQLTouchstoneStore.self) { group in
+                for _ in 0..<4 { group.addTask { try await fixture.open() } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for store in stores { try await store.shutdown() }
+            let store = try await fixture.open(migrate: false)
+            try await store.insertUser(Self.user("after"))
+            try await store.shutdown()
+        }
+    }
+
+    @Test(arguments: engines.filter(\.isPersistent))
+    func refusesADatabaseFromANewerBuild(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            try await store.shutdown()
+            let executor = try await fixture.openExecutor()
+            try await executor.withDatabase { db in
+                try await db.raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run()
+            }
+            let newer = SQLTouchstoneStore(executor: executor)
+            await #expect(throws: StoreError.self) { try await newer.migrate() }
+            try await newer.shutdown()
+        }
+    }
+
+    @Test(arguments: engines)
+    func duplicateEmailIsAConflict(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1", email: "same@example.com"))
             await #expect(throws: StoreError.conflict) { try await store.insertUser(Self.user("u2", email: "same@example.com")) }
             #expect(try await store.user(email: "same@example.com")?.id == "u1")
         }
     }
 
-    @Test func sessionsRoundTripAndRevokeOnce() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func sessionsRoundTripAndRevokeOnce(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             let session = SessionRecord(
                 tokenHash: "h1",
@@ -104,8 +118,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func registrationRoundTripsAndListsNewestFirstWithoutPending() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func registrationRoundTripsAndListsNewestFirstWithoutPending(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("r1", user: "u1", device: "d1", at: 0))
             try await store.insertRegistration(Self.registration("r2", user: "u1", device: "d2", at: 10))
@@ -120,8 +135,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func activationReplacesSameDeviceOnlyInMultiDeviceScope() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func activationReplacesSameDeviceOnlyInMultiDeviceScope(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             for (id, device, offset) in [("a", "d1", 0.0), ("b", "d2", 1.0), ("c", "d1", 2.0)] {
                 try await store.insertRegistration(Self.registration(id, user: "u1", device: device, at: offset))
@@ -135,8 +151,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func activationReplacesEveryDeviceInSingleDeviceScope() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func activationReplacesEveryDeviceInSingleDeviceScope(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             for (id, device) in [("a", "d1"), ("b", "d2"), ("c", "d3")] {
                 try await store.insertRegistration(Self.registration(id, user: "u1", device: device))
@@ -149,8 +166,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func oneAccountPerDeviceIsEnforcedAtActivation() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func oneAccountPerDeviceIsEnforcedAtActivation(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertUser(Self.user("u2"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "shared"))
@@ -164,8 +182,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func activatingANonPendingRegistrationIsNotFound() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func activatingANonPendingRegistrationIsNotFound(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d"))
             _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
@@ -174,8 +193,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func statusChangesOnlyFromAllowedStatuses() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func statusChangesOnlyFromAllowedStatuses(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d"))
             #expect(try await !store.updateRegistrationStatus(id: "a", from: [.active], to: .revoked, at: Self.t0))
@@ -185,8 +205,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func challengeIsBoundToRegistrationAndPurpose() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func challengeIsBoundToRegistrationAndPurpose(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
             try await store.insertRegistration(Self.registration("b", user: "u1", device: "d2"))
@@ -200,8 +221,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func latestRegistrationChallengeIsConsumedOnce() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func latestRegistrationChallengeIsConsumedOnce(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
             for (value, offset) in [("old", 0.0), ("new", 5.0)] {
@@ -220,8 +242,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func concurrentConsumersGetTheChallengeExactlyOnce() async throws {
-        try await Self.withStore(path: Self.temporaryPath()) { store in
+    @Test(arguments: engines)
+    func concurrentConsumersGetTheChallengeExactlyOnce(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
             try await store.insertChallenge(
@@ -239,8 +262,9 @@ struct SQLiteStoreTests {
         }
     }
 
-    @Test func purgeRemovesOnlyWhatEnded() async throws {
-        try await Self.withStore { store in
+    @Test(arguments: engines)
+    func purgeRemovesOnlyWhatEnded(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("old-pending", user: "u1", device: "d1", at: -1000))
             try await store.insertRegistration(Self.registration("kept", user: "u1", device: "d2", at: -1000))
