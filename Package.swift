@@ -110,6 +110,7 @@ let package = Package(
             name: "touchstone",
             dependencies: [
                 "TouchstoneServer",
+                "TouchstoneStore",
                 "TouchstoneKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -161,6 +162,22 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Runs the built `touchstone` binary as an operator would: several instances, database outages.
+        .testTarget(
+            name: "TouchstoneCLITests",
+            dependencies: [
+                "TouchstoneKit",
+                "TouchstoneStore",
+                "TouchstoneCrypto",
+                "TouchstoneTesting",
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,6 @@
 public import Hummingbird
-import Logging
-import TouchstoneStore
+public import Logging
+public import TouchstoneStore
 
 /// Builds the Touchstone application: opens and migrates the store, wires the controllers, adds the background
 /// services.
@@ -24,12 +24,17 @@ public func buildApplication(
     if let injected = dependencies.store {
         store = injected
     } else {
-        switch configuration.database {
-        case .sqliteFile(let path): store = try await SQLTouchstoneStore.sqlite(.file(path: path), logger: logger)
-        case .sqliteMemory: store = try await SQLTouchstoneStore.sqlite(.memory, logger: logger)
+        store = try await openStore(configuration.database, logger: logger)
+    }
+    if configuration.migrateOnStart {
+        do {
+            try await store.migrate()
+        } catch {
+            try? await store.shutdown()
+            throw error
         }
     }
-    try await store.migrate()
+    logger.info("storage: \(configuration.database)")
 
     let router = buildRouter(configuration: configuration, dependencies: dependencies, store: store)
     var app = Application(
@@ -42,6 +47,15 @@ public func buildApplication(
         StoreService(store: store)
     )
     return app
+}
+
+/// Opens the store a database location names; nothing is migrated.
+public func openStore(_ location: DatabaseLocation, logger: Logger) async throws -> any TouchstoneStore {
+    switch location {
+    case .sqliteFile(let path): return try await SQLTouchstoneStore.sqlite(.file(path: path), logger: logger)
+    case .sqliteMemory: return try await SQLTouchstoneStore.sqlite(.memory, logger: logger)
+    case .postgres(let url): return try SQLTouchstoneStore.postgres(.init(url: url), logger: logger)
+    }
 }
 
 /// Builds the router with every route of the API.
@@ -72,7 +86,7 @@ func buildRouter(
     router.add(middleware: BodyLimitMiddleware(limit: configuration.maxRequestBodySize))
     router.add(middleware: LogRequestsMiddleware(.debug))
 
-    SystemController(configuration: configuration).addRoutes(to: router)
+    SystemController(configuration: configuration, store: store).addRoutes(to: router)
     AccountController(
         store: store,
         sessions: sessions,

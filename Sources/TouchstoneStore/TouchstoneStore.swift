@@ -8,6 +8,8 @@ public import Foundation
 public protocol TouchstoneStore: Sendable {
     /// Brings the schema up to date. Safe to call on every start.
     func migrate() async throws
+    /// Succeeds when the database answers a trivial query; throws ``StoreError/unavailable(_:)`` otherwise.
+    func checkHealth() async throws
     /// Closes connections. The store is unusable afterwards.
     func shutdown() async throws
 

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import TouchstoneCrypto
 public import TouchstoneServer
+import TouchstoneStore
 
 extension DevicePolicy: ExpressibleByArgument {}
 
@@ -22,8 +23,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Port to listen on; 0 picks a free one (TOUCHSTONE_PORT). Default 8080.")
     var port: Int?
 
-    @Option(name: .long, help: "sqlite:PATH or sqlite::memory: (TOUCHSTONE_DATABASE_URL). Default sqlite:touchstone.sqlite.")
+    @Option(
+        name: .long,
+        help: "sqlite:PATH, sqlite::memory: or postgres://user:pass@host:5432/db (TOUCHSTONE_DATABASE_URL). Default sqlite:touchstone.sqlite."
+    )
     var database: String?
+
+    @Flag(name: .customLong("no-migrate"), help: "Do not run migrations on start (run `touchstone migrate` first).")
+    var noMigrate = false
 
     @Option(name: .customLong("device-policy"), help: "multiDevice or singleDevice (TOUCHSTONE_DEVICE_POLICY).")
     var devicePolicy: DevicePolicy?
@@ -35,23 +42,14 @@ struct Serve: AsyncParsableCommand {
     var logLevel: String?
 
     func run() async throws {
-        var configuration: TouchstoneConfiguration
-        do {
-            configuration = try TouchstoneConfiguration(environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        var configuration = try environmentConfiguration()
         if let host { configuration.host = host }
         if let port {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
             configuration.port = port
         }
-        if let database {
-            guard let location = DatabaseLocation(url: database) else {
-                throw ValidationError("--database must be sqlite:PATH or sqlite::memory:")
-            }
-            configuration.database = location
-        }
+        if let database { configuration.database = try parseDatabase(database) }
+        if self.noMigrate { configuration.migrateOnStart = false }
         if let devicePolicy { configuration.devicePolicy = devicePolicy }
         if let challengeTTL {
             guard challengeTTL > 0 else { throw ValidationError("--challenge-ttl must be positive") }
@@ -63,5 +61,47 @@ struct Serve: AsyncParsableCommand {
         }
         let app = try await buildApplication(configuration: configuration)
         try await app.runService()
+    }
+}
+
+/// The configuration from `TOUCHSTONE_*` variables, as a usage error when one is invalid.
+func environmentConfiguration() throws -> TouchstoneConfiguration {
+    do {
+        return try TouchstoneConfiguration(environment: ProcessInfo.processInfo.environment)
+    } catch {
+        throw ValidationError("\(error)")
+    }
+}
+
+func parseDatabase(_ text: String) throws -> DatabaseLocation {
+    guard let location = DatabaseLocation(url: text) else {
+        throw ValidationError("--database must be sqlite:PATH, sqlite::memory: or postgres://...")
+    }
+    return location
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Bring the database schema up to date, then exit.",
+        discussion: "Safe to run from several hosts at once: on PostgreSQL an advisory lock serialises migrations."
+    )
+
+    @Option(name: .long, help: "sqlite:PATH or postgres://... (TOUCHSTONE_DATABASE_URL).")
+    var database: String?
+
+    func run() async throws {
+        var configuration = try environmentConfiguration()
+        if let database { configuration.database = try parseDatabase(database) }
+        var logger = Logger(label: "touchstone")
+        logger.logLevel = configuration.logLevel
+        let store = try await openStore(configuration.database, logger: logger)
+        do {
+            try await store.migrate()
+        } catch {
+            try? await store.shutdown()
+            throw error
+        }
+        try await store.shutdown()
+        logger.info("migrated \(configuration.database)")
     }
 }

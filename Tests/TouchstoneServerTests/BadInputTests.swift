@@ -79,6 +79,7 @@ struct FailingStore: TouchstoneStore {
     let error: any Error & Sendable
 
     func migrate() async throws {}
+    func checkHealth() async throws { throw self.error }
     func shutdown() async throws {}
     func insertUser(_ user: UserRecord) async throws { throw self.error }
     func user(id: String) async throws -> UserRecord? { throw self.error }

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import TouchstoneCrypto
 import TouchstoneServer
+import TouchstoneStore
 import TouchstoneTesting
 
 struct SystemTests {
@@ -14,6 +15,31 @@ struct SystemTests {
             #expect(response.status == .ok)
             #expect(response.value("status") == "ok")
         }
+    }
+
+    @Test func livenessAndReadiness() async throws {
+        try await TestServer.run { client in
+            #expect(try await client.request(.get, "/health/live").status == .ok)
+            let ready = try await client.request(.get, "/health/ready")
+            #expect(ready.status == .ok)
+            #expect(ready.value("status") == "ok")
+        }
+    }
+
+    @Test func readinessFailsWhileTheDatabaseIsUnreachableButLivenessHolds() async throws {
+        try await TestServer.run(store: FailingStore(error: StoreError.unavailable("down"))) { client in
+            #expect(try await client.request(.get, "/health/live").status == .ok)
+            let ready = try await client.request(.get, "/health/ready")
+            #expect(ready.status == .serviceUnavailable)
+            #expect(ready.errorCode == "storage_unavailable")
+        }
+    }
+
+    @Test func postgresPasswordsAreMaskedInLogs() {
+        let location = DatabaseLocation(url: "postgres://app:s3cret@db.internal:5432/touchstone?sslmode=require")
+        #expect(location == .postgres(url: "postgres://app:s3cret@db.internal:5432/touchstone?sslmode=require"))
+        #expect(location?.description == "postgres://app:***@db.internal:5432/touchstone?sslmode=require")
+        #expect(location?.description.contains("s3cret") == false)
     }
 
     @Test func configDescribesBiometricPolicy() async throws {
@@ -49,7 +75,7 @@ struct SystemTests {
             #expect(response.value("openapi")?.hasPrefix("3.1") == true)
             let paths = try #require(response.json["paths"] as? [String: [String: Any]])
             let routes: [(String, String)] = [
-                ("/health", "get"), ("/v1/config", "get"), ("/v1/users", "post"), ("/v1/sessions", "post"),
+                ("/health", "get"), ("/health/live", "get"), ("/health/ready", "get"), ("/v1/config", "get"), ("/v1/users", "post"), ("/v1/sessions", "post"),
                 ("/v1/session", "get"), ("/v1/session", "delete"), ("/v1/biometrics/registrations/start", "post"),
                 ("/v1/biometrics/registrations/finish", "post"), ("/v1/biometrics/registrations", "get"),
                 ("/v1/biometrics/registrations/{id}", "delete"), ("/v1/biometrics/authentications/start", "post"),

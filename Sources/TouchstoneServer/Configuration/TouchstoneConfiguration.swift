@@ -12,15 +12,20 @@ public enum DevicePolicy: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// Where data is stored.
 public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
-    /// SQLite in a file (created if missing).
+    /// SQLite in a file (created if missing): the embedded default, for one instance.
     case sqliteFile(path: String)
     /// SQLite in memory: for tests and demos; everything is lost when the process ends.
     case sqliteMemory
+    /// PostgreSQL, shared by any number of instances:
+    /// `postgres://user:password@host:5432/db?sslmode=require&pool=20&schema=touchstone`.
+    case postgres(url: String)
 
-    /// Parses `sqlite:PATH`, `sqlite::memory:` or a bare path ending in `.sqlite`/`.db`.
+    /// Parses `sqlite:PATH`, `sqlite::memory:`, a bare path ending in `.sqlite`/`.db`, or `postgres://...`.
     public init?(url: String) {
         if url == "sqlite::memory:" || url == ":memory:" {
             self = .sqliteMemory
+        } else if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            self = .postgres(url: url)
         } else if url.hasPrefix("sqlite://") {
             let path = String(url.dropFirst("sqlite://".count))
             guard !path.isEmpty else { return nil }
@@ -36,10 +41,15 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The location for logs: a PostgreSQL password is masked.
     public var description: String {
         switch self {
-        case .sqliteFile(let path): "sqlite:\(path)"
-        case .sqliteMemory: "sqlite::memory:"
+        case .sqliteFile(let path): return "sqlite:\(path)"
+        case .sqliteMemory: return "sqlite::memory:"
+        case .postgres(let url):
+            guard var components = URLComponents(string: url) else { return "postgres://…" }
+            if components.password != nil { components.password = "***" }
+            return components.string ?? "postgres://…"
         }
     }
 }
@@ -51,6 +61,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
     public var database: DatabaseLocation = .sqliteFile(path: "touchstone.sqlite")
+    /// Whether `buildApplication` brings the schema up to date before serving (`touchstone migrate` does it explicitly).
+    public var migrateOnStart: Bool = true
     /// Whether clients may offer biometric login at all.
     public var biometricsEnabled: Bool = true
     public var devicePolicy: DevicePolicy = .multiDevice

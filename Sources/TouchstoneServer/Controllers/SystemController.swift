@@ -1,14 +1,19 @@
 import Foundation
 import Hummingbird
+import Logging
+import TouchstoneStore
 
-/// `GET /health`, `GET /v1/config`, `GET /openapi.json`.
+/// `GET /health`, `GET /health/live`, `GET /health/ready`, `GET /v1/config`, `GET /openapi.json`.
 struct SystemController {
     typealias Context = TouchstoneRequestContext
 
     let configuration: TouchstoneConfiguration
+    let store: any TouchstoneStore
 
     func addRoutes(to router: Router<Context>) {
         router.get("/health", use: self.health)
+        router.get("/health/live", use: self.health)
+        router.get("/health/ready", use: self.ready)
         router.get("/v1/config", use: self.config)
         router.get("/openapi.json", use: self.openAPI)
     }
@@ -17,6 +22,17 @@ struct SystemController {
 
     @Sendable func health(request: Request, context: Context) async throws -> JSONResponse<Health> {
         JSONResponse(.ok, Health())
+    }
+
+    /// 200 when the database answers, 503 `storage_unavailable` when it does not: what a load balancer routes by.
+    @Sendable func ready(request: Request, context: Context) async throws -> JSONResponse<Health> {
+        do {
+            try await self.store.checkHealth()
+        } catch {
+            context.logger.warning("readiness check failed: \(error)")
+            throw APIError.storageUnavailable
+        }
+        return JSONResponse(.ok, Health())
     }
 
     struct Config: Encodable {

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import NIOConcurrencyHelpers
 import NIOSSL
 import PostgresKit
 import PostgresNIO
@@ -24,6 +25,9 @@ public final class PostgresExecutor: SQLExecutor {
         public var schema: String?
         public var maximumConnections: Int
         public var connectTimeout: Duration
+        /// How long a request waits for a pooled connection before failing with ``StoreError/unavailable(_:)``
+        /// (while the database is down, the pool keeps retrying in the background).
+        public var acquireTimeout: Duration
 
         /// Parses `postgres://user:password@host:port/database?sslmode=require&schema=touchstone&pool=20`.
         ///
@@ -61,16 +65,19 @@ public final class PostgresExecutor: SQLExecutor {
             self.maximumConnections = Int(query["pool"] ?? "") ?? 20
             guard self.maximumConnections >= 1 else { throw StoreError.unavailable("pool must be at least 1") }
             self.connectTimeout = .seconds(Int(query["connect_timeout"] ?? "") ?? 5)
+            self.acquireTimeout = .milliseconds(Int((Double(query["acquire_timeout"] ?? "") ?? 5) * 1000))
         }
     }
 
     private let client: PostgresClient
     private let runTask: Task<Void, Never>
     private let logger: Logger
+    private let acquireTimeout: Duration
 
-    private init(client: PostgresClient, logger: Logger) {
+    private init(client: PostgresClient, acquireTimeout: Duration, logger: Logger) {
         self.client = client
         self.logger = logger
+        self.acquireTimeout = acquireTimeout
         self.runTask = Task { await client.run() }
     }
 
@@ -95,20 +102,25 @@ public final class PostgresExecutor: SQLExecutor {
         if let schema = configuration.schema {
             clientConfiguration.options.additionalStartupParameters = [("search_path", schema)]
         }
-        return PostgresExecutor(client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger), logger: logger)
+        return PostgresExecutor(
+            client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger),
+            acquireTimeout: configuration.acquireTimeout,
+            logger: logger
+        )
     }
 
     public func withDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await self.reportingUnavailability {
-            try await self.client.withConnection { connection in
+        // The task group in withConnection awaits its children, so `body` never outlives this call.
+        try await withoutActuallyEscaping(body) { body in
+            try await self.withConnection { connection in
                 try await body(connection.sql(queryLogLevel: .trace))
             }
         }
     }
 
     public func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await self.reportingUnavailability {
-            try await self.client.withConnection { connection in
+        try await withoutActuallyEscaping(body) { body in
+            try await self.withConnection { connection in
                 let db = connection.sql(queryLogLevel: .trace)
                 try await db.raw("BEGIN").run()
                 do {
@@ -119,6 +131,38 @@ public final class PostgresExecutor: SQLExecutor {
                     try? await db.raw("ROLLBACK").run()
                     throw error
                 }
+            }
+        }
+    }
+
+    /// Leases a pooled connection, giving up after ``Configuration/acquireTimeout`` while none can be had; only the
+    /// wait for a connection is timed, never the work done with it.
+    private func withConnection<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        let client = self.client
+        let timeout = self.acquireTimeout
+        let acquired = NIOLockedValueBox(false)
+        return try await self.reportingUnavailability {
+            try await withThrowingTaskGroup(of: R?.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        acquired.withLockedValue { $0 = true }
+                        return try await body(connection)
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    guard acquired.withLockedValue({ $0 }) else {
+                        throw StoreError.unavailable("no database connection within \(timeout)")
+                    }
+                    return nil
+                }
+                while let next = try await group.next() {
+                    if let result = next {
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                throw StoreError.unavailable("database operation ended without a result")
             }
         }
     }

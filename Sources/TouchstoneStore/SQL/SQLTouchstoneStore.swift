@@ -50,6 +50,16 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
+    public func checkHealth() async throws {
+        do {
+            try await self.executor.withDatabase { db in _ = try await db.raw("SELECT 1 AS ok").first() }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.unavailable("health check failed: \(error)")
+        }
+    }
+
     public func shutdown() async throws {
         try await self.executor.shutdown()
     }

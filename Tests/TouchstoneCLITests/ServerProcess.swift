@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+/// A `touchstone serve` process started from the built binary, as an operator would run it.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    private let output: Pipe
+    private let logLock = NSLock()
+    private var logText = ""
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(self.port)")! }
+
+    /// The binary next to the test bundle's build products (`swift build` / `swift test` build it).
+    static var binary: URL {
+        get throws {
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            let candidates = [
+                ProcessInfo.processInfo.environment["TOUCHSTONE_BINARY"].map { URL(fileURLWithPath: $0) },
+                root.appendingPathComponent(".build/debug/touchstone"),
+                root.appendingPathComponent(".build/release/touchstone"),
+            ].compactMap { $0 }
+            guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+                throw ProcessError("the touchstone binary is not built (run `swift build`; tried \(candidates.map(\.path)))")
+            }
+            return found
+        }
+    }
+
+    /// Starts `touchstone serve --port 0 ...` and waits for its "listening on" line to learn the port.
+    init(database: String, extraArguments: [String] = [], environment: [String: String] = [:]) async throws {
+        self.process.executableURL = try Self.binary
+        self.process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database] + extraArguments
+        var env = ProcessInfo.processInfo.environment
+        env["TOUCHSTONE_BCRYPT_COST"] = "4"
+        env.merge(environment) { $1 }
+        self.process.environment = env
+        self.output = Pipe()
+        self.process.standardOutput = self.output
+        self.process.standardError = self.output
+        try self.process.run()
+
+        let handle = self.output.fileHandleForReading
+        var buffer = ""
+        var port: Int?
+        let deadline = Date().addingTimeInterval(60)
+        while port == nil {
+            let data = handle.availableData
+            if data.isEmpty {
+                throw ProcessError("touchstone serve exited before listening:\n\(buffer)")
+            }
+            buffer += String(decoding: data, as: UTF8.self)
+            if let range = buffer.range(of: "listening on 127.0.0.1:") {
+                let digits = buffer[range.upperBound...].prefix(while: \.isNumber)
+                if !digits.isEmpty, buffer[range.upperBound...].dropFirst(digits.count).first?.isNewline == true {
+                    port = Int(digits)
+                }
+            }
+            if Date() > deadline { throw ProcessError("touchstone serve did not start listening:\n\(buffer)") }
+        }
+        self.port = port!
+        self.logText = buffer
+        // Keep draining the pipe so the server never blocks on a full pipe.
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.logLock.lock()
+            self.logText += String(decoding: data, as: UTF8.self)
+            self.logLock.unlock()
+        }
+    }
+
+    var log: String {
+        self.logLock.lock()
+        defer { self.logLock.unlock() }
+        return self.logText
+    }
+
+    /// SIGTERM, then waits for exit.
+    func stop() {
+        guard self.process.isRunning else { return }
+        self.process.terminate()
+        self.process.waitUntilExit()
+        self.output.fileHandleForReading.readabilityHandler = nil
+    }
+
+    deinit { self.stop() }
+}
+
+struct ProcessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
