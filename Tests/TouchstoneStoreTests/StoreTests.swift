@@ -262,6 +262,28 @@ struct StoreTests {
         }
     }
 
+    /// Every instance runs the purge; simultaneous purges must neither fail nor double-count.
+    @Test(arguments: engines)
+    func concurrentPurgesDoNotConflict(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("r", user: "u1", device: "d"))
+            for index in 0..<40 {
+                try await store.insertChallenge(
+                    ChallengeRecord(
+                        challenge: "c\(index)", registrationId: "r", purpose: .authentication,
+                        createdAt: Self.t0.addingTimeInterval(-100), expiresAt: Self.t0.addingTimeInterval(-1)
+                    )
+                )
+            }
+            let removed = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 { group.addTask { try await store.purgeExpired(before: Self.t0).challenges } }
+                return try await group.reduce(0, +)
+            }
+            #expect(removed == 40)
+        }
+    }
+
     @Test(arguments: engines)
     func purgeRemovesOnlyWhatEnded(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in

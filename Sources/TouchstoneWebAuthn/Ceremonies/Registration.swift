@@ -1,0 +1,121 @@
+public import Foundation
+import Crypto
+public import X509
+
+/// A registration that passed verification: what the relying party stores.
+public struct VerifiedRegistration: Sendable {
+    /// The attestation statement format (`none`, `packed`...).
+    public var format: String
+    public var attestationType: AttestationType
+    /// Whether the attestation certificate chain reached a configured trust anchor (always `false` for none/self).
+    public var attestationTrusted: Bool
+    public var credentialId: [UInt8]
+    /// The credential public key as the authenticator encoded it (COSE_Key CBOR).
+    public var publicKey: [UInt8]
+    public var algorithm: COSEAlgorithm
+    public var signCount: UInt32
+    public var aaguid: [UInt8]
+    public var userVerified: Bool
+    public var backupEligible: Bool
+    public var backupState: Bool
+    public var trustPath: [Certificate]
+}
+
+extension RelyingParty {
+    /// Verifies a registration response, following WebAuthn Level 3 §7.1 in order.
+    ///
+    /// https://www.w3.org/TR/webauthn-3/#sctn-registering-a-new-credential
+    ///
+    /// - Parameters:
+    ///   - clientDataJSON: `response.clientDataJSON`, decoded from base64url.
+    ///   - attestationObject: `response.attestationObject`, decoded from base64url.
+    ///   - challenge: The challenge this relying party issued for the ceremony.
+    ///   - time: The time at which attestation certificates must be valid.
+    /// - Throws: ``WebAuthnError`` naming the step that failed.
+    public func verifyRegistration(
+        clientDataJSON: [UInt8],
+        attestationObject: [UInt8],
+        challenge: [UInt8],
+        at time: Date = Date()
+    ) async throws(WebAuthnError) -> VerifiedRegistration {
+        // Steps 5–6: parse the client data.
+        let clientData = try CollectedClientData(bytes: clientDataJSON)
+        // Steps 7–10: type, challenge, origin, cross-origin and top origin.
+        try self.checkClientData(clientData, type: "webauthn.create", challenge: challenge)
+        // Step 11: hash of the client data.
+        let clientDataHash = Array(SHA256.hash(data: clientDataJSON))
+        // Step 12: decode the attestation object into fmt, authData and attStmt.
+        let (format, authData, statement) = try Self.decodeAttestationObject(attestationObject)
+        // Steps 13–16: RP ID hash, user presence, user verification, backup flags.
+        try self.checkAuthenticatorData(authData)
+        guard let credential = authData.attestedCredentialData else {
+            throw WebAuthnError.malformed("authenticator data carries no attested credential data")
+        }
+        // Step 19: the credential's algorithm is one the relying party asked for.
+        guard self.algorithms.contains(credential.publicKey.algorithm) else {
+            throw WebAuthnError(.algorithmNotAllowed, "algorithm \(credential.publicKey.algorithm.name) is not allowed")
+        }
+        // Steps 21–22: a known format whose statement verifies.
+        guard let verifier = AttestationFormats.all[format] else {
+            throw WebAuthnError(.unsupportedFormat, "attestation format '\(format)' is not supported")
+        }
+        let outcome = try verifier.verify(
+            AttestationInput(statement: statement, authData: authData, credential: credential, clientDataHash: clientDataHash)
+        )
+        // Step 23: certificate-based attestation must chain to a trust anchor to be trusted.
+        var trusted = false
+        if !outcome.trustPath.isEmpty && !self.trustAnchors.isEmpty {
+            trusted = await Self.chainIsTrusted(outcome.trustPath, anchors: self.trustAnchors, at: time)
+        }
+        // Step 24: the attestation is as strong as the policy demands.
+        let established: AttestationType = outcome.trustPath.isEmpty || trusted ? outcome.type : .none
+        guard established >= self.minimumAttestation else {
+            if !outcome.trustPath.isEmpty && !trusted {
+                throw WebAuthnError(.untrustedAttestation, "the attestation certificate does not chain to a trust anchor")
+            }
+            throw WebAuthnError(
+                .attestationTypeNotAllowed,
+                "attestation type \(outcome.type.rawValue) is weaker than the required \(self.minimumAttestation.rawValue)"
+            )
+        }
+        // Step 25: credential id length (enforced while parsing the authenticator data).
+        return VerifiedRegistration(
+            format: format,
+            attestationType: outcome.type,
+            attestationTrusted: trusted,
+            credentialId: credential.credentialId,
+            publicKey: credential.publicKeyBytes,
+            algorithm: credential.publicKey.algorithm,
+            signCount: authData.signCount,
+            aaguid: credential.aaguid,
+            userVerified: authData.flags.contains(.userVerified),
+            backupEligible: authData.flags.contains(.backupEligible),
+            backupState: authData.flags.contains(.backupState),
+            trustPath: outcome.trustPath
+        )
+    }
+
+    static func decodeAttestationObject(_ bytes: [UInt8]) throws(WebAuthnError) -> (String, AuthenticatorData, CBORMap) {
+        let item: CBOR
+        do {
+            item = try CBORDecoder().decode(bytes)
+        } catch {
+            throw .malformed("attestationObject is not CBOR: \(error.reason)")
+        }
+        guard let map = item.mapValue, let format = map[text: "fmt"]?.textValue,
+            let authDataBytes = map[text: "authData"]?.bytesValue, let statement = map[text: "attStmt"]?.mapValue
+        else {
+            throw .malformed("attestationObject needs fmt, authData and attStmt")
+        }
+        return (format, try AuthenticatorData(bytes: authDataBytes), statement)
+    }
+
+    static func chainIsTrusted(_ path: [Certificate], anchors: [Certificate], at time: Date) async -> Bool {
+        var verifier = Verifier(rootCertificates: CertificateStore(anchors)) {
+            RFC5280Policy(validationTime: time)
+        }
+        let result = await verifier.validate(leafCertificate: path[0], intermediates: CertificateStore(path.dropFirst()))
+        if case .validCertificate = result { return true }
+        return false
+    }
+}
