@@ -65,6 +65,28 @@ public protocol TouchstoneStore: Sendable {
     func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws
         -> ChallengeRecord?
 
+    // MARK: Passkeys
+
+    /// Inserts a passkey. Throws ``StoreError/conflict(_:)`` when the credential id is already registered.
+    func insertPasskey(_ passkey: PasskeyRecord) async throws
+    func passkey(id: String) async throws -> PasskeyRecord?
+    func passkey(credentialId: String) async throws -> PasskeyRecord?
+    /// A user's passkeys, newest first.
+    func passkeys(userId: String) async throws -> [PasskeyRecord]
+    /// Renames a passkey of `userId`; returns whether it existed.
+    func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool
+    /// Deletes a passkey of `userId`; returns whether it existed.
+    func deletePasskey(id: String, userId: String) async throws -> Bool
+    /// Records a successful assertion atomically: the counter only ever grows (concurrent updates keep the largest),
+    /// and a clone warning increments the warning count.
+    func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws
+
+    /// Stores a WebAuthn challenge.
+    func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws
+    /// Atomically consumes the unconsumed WebAuthn challenge with this value and purpose.
+    func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
+        -> WebAuthnChallengeRecord?
+
     // MARK: Housekeeping
 
     /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations none of whose challenges

@@ -108,4 +108,17 @@ struct FailingStore: TouchstoneStore {
         throw self.error
     }
     func purgeExpired(before cutoff: Date) async throws -> PurgeResult { throw self.error }
+    func insertPasskey(_ passkey: PasskeyRecord) async throws { throw self.error }
+    func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
+    func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }
+    func passkeys(userId: String) async throws -> [PasskeyRecord] { throw self.error }
+    func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool { throw self.error }
+    func deletePasskey(id: String, userId: String) async throws -> Bool { throw self.error }
+    func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
+        throw self.error
+    }
+    func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws { throw self.error }
+    func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
+        -> WebAuthnChallengeRecord?
+    { throw self.error }
 }

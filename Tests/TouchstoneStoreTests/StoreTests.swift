@@ -323,4 +323,79 @@ struct StoreTests {
             #expect(try await store.consumeChallenge("live", registrationId: "kept", purpose: .authentication, at: Self.t0) != nil)
         }
     }
+
+    // MARK: Passkeys
+
+    static func passkey(_ id: String, user: String, credential: String? = nil, at offset: TimeInterval = 0) -> PasskeyRecord {
+        PasskeyRecord(
+            id: id, credentialId: credential ?? "cred-\(id)", userId: user, name: "Key \(id)", publicKey: [0xA5, 1, 2],
+            algorithm: -7, signCount: 0, aaguid: "00000000-0000-0000-0000-000000000000", backupEligible: true,
+            backedUp: false, attestationFormat: "none", attestationType: "none", createdAt: t0.addingTimeInterval(offset)
+        )
+    }
+
+    @Test(arguments: engines)
+    func passkeysRoundTripAndAreScopedToTheirOwner(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertUser(Self.user("u2"))
+            try await store.insertPasskey(Self.passkey("p1", user: "u1", at: 0))
+            try await store.insertPasskey(Self.passkey("p2", user: "u1", at: 5))
+            await #expect(throws: StoreError.conflict) {
+                try await store.insertPasskey(Self.passkey("p3", user: "u2", credential: "cred-p1"))
+            }
+            #expect(try await store.passkeys(userId: "u1").map(\.id) == ["p2", "p1"])
+            #expect(try await store.passkey(credentialId: "cred-p2") == Self.passkey("p2", user: "u1", at: 5))
+            #expect(try await !store.renamePasskey(id: "p1", userId: "u2", name: "stolen"))
+            #expect(try await store.renamePasskey(id: "p1", userId: "u1", name: "Laptop"))
+            #expect(try await store.passkey(id: "p1")?.name == "Laptop")
+            #expect(try await !store.deletePasskey(id: "p1", userId: "u2"))
+            #expect(try await store.deletePasskey(id: "p1", userId: "u1"))
+            #expect(try await store.passkey(id: "p1") == nil)
+        }
+    }
+
+    @Test(arguments: engines)
+    func passkeyCountersOnlyGrowUnderConcurrency(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertPasskey(Self.passkey("p", user: "u1"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for count in [5, 50, 7, 49, 3] as [Int64] {
+                    group.addTask {
+                        try await store.recordPasskeyUse(id: "p", signCount: count, backedUp: true, cloneWarning: count < 10, at: Self.t0)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let passkey = try #require(try await store.passkey(id: "p"))
+            #expect(passkey.signCount == 50)
+            #expect(passkey.cloneWarnings == 3)
+            #expect(passkey.backedUp)
+            #expect(passkey.lastUsedAt == Self.t0)
+        }
+    }
+
+    @Test(arguments: engines)
+    func webAuthnChallengesAreSingleUseAndBoundToTheirPurpose(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            let record = WebAuthnChallengeRecord(
+                challenge: "wa", purpose: .authentication, userId: "u1", allowCredentials: ["a", "b"], createdAt: Self.t0,
+                expiresAt: Self.t0.addingTimeInterval(60)
+            )
+            try await store.insertWebAuthnChallenge(record)
+            #expect(try await store.consumeWebAuthnChallenge("wa", purpose: .registration, at: Self.t0) == nil)
+            #expect(try await store.consumeWebAuthnChallenge("wa", purpose: .authentication, at: Self.t0) == record)
+            #expect(try await store.consumeWebAuthnChallenge("wa", purpose: .authentication, at: Self.t0) == nil)
+            try await store.insertWebAuthnChallenge(
+                WebAuthnChallengeRecord(
+                    challenge: "old", purpose: .registration, userId: nil, allowCredentials: [], createdAt: Self.t0,
+                    expiresAt: Self.t0.addingTimeInterval(-1)
+                )
+            )
+            #expect(try await store.purgeExpired(before: Self.t0).challenges == 1)
+            #expect(try await store.consumeWebAuthnChallenge("old", purpose: .registration, at: Self.t0) == nil)
+        }
+    }
 }

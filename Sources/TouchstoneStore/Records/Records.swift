@@ -23,6 +23,7 @@ public struct UserRecord: Sendable, Hashable {
 public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseIterable {
     case password
     case biometric
+    case passkey
 }
 
 /// A session. Only the SHA-256 hash of its bearer token is stored.
@@ -167,6 +168,7 @@ public enum ReplacementScope: Sendable, Hashable {
 
 /// What purging expired data removed.
 public struct PurgeResult: Sendable, Hashable {
+    /// Biometric and WebAuthn challenges.
     public var challenges: Int
     public var sessions: Int
     public var pendingRegistrations: Int
@@ -175,5 +177,93 @@ public struct PurgeResult: Sendable, Hashable {
         self.challenges = challenges
         self.sessions = sessions
         self.pendingRegistrations = pendingRegistrations
+    }
+}
+
+/// A passkey (WebAuthn credential) registered to a user.
+public struct PasskeyRecord: Sendable, Hashable {
+    /// Touchstone's identifier for the passkey (used in URLs).
+    public var id: String
+    /// The WebAuthn credential id, base64url.
+    public var credentialId: String
+    public var userId: String
+    public var name: String?
+    /// The COSE_Key CBOR of the public key.
+    public var publicKey: [UInt8]
+    /// The COSE algorithm identifier.
+    public var algorithm: Int
+    public var signCount: Int64
+    /// The authenticator's AAGUID as a lowercase UUID string.
+    public var aaguid: String
+    public var backupEligible: Bool
+    public var backedUp: Bool
+    public var attestationFormat: String
+    public var attestationType: String
+    /// How many assertions came with a counter that did not increase.
+    public var cloneWarnings: Int64
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+
+    public init(
+        id: String,
+        credentialId: String,
+        userId: String,
+        name: String?,
+        publicKey: [UInt8],
+        algorithm: Int,
+        signCount: Int64,
+        aaguid: String,
+        backupEligible: Bool,
+        backedUp: Bool,
+        attestationFormat: String,
+        attestationType: String,
+        cloneWarnings: Int64 = 0,
+        createdAt: Date,
+        lastUsedAt: Date? = nil
+    ) {
+        self.id = id
+        self.credentialId = credentialId
+        self.userId = userId
+        self.name = name
+        self.publicKey = publicKey
+        self.algorithm = algorithm
+        self.signCount = signCount
+        self.aaguid = aaguid
+        self.backupEligible = backupEligible
+        self.backedUp = backedUp
+        self.attestationFormat = attestationFormat
+        self.attestationType = attestationType
+        self.cloneWarnings = cloneWarnings
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// A WebAuthn ceremony challenge (passkey registration or sign-in).
+public struct WebAuthnChallengeRecord: Sendable, Hashable {
+    /// The challenge, base64url (as it appears in clientDataJSON).
+    public var challenge: String
+    public var purpose: ChallengePurpose
+    /// The user the ceremony is for: always for registration; for sign-in only when an email was given.
+    public var userId: String?
+    /// The credential ids offered in `allowCredentials` (base64url), empty for discoverable sign-in.
+    public var allowCredentials: [String]
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(
+        challenge: String,
+        purpose: ChallengePurpose,
+        userId: String?,
+        allowCredentials: [String],
+        createdAt: Date,
+        expiresAt: Date
+    ) {
+        self.challenge = challenge
+        self.purpose = purpose
+        self.userId = userId
+        self.allowCredentials = allowCredentials
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
     }
 }

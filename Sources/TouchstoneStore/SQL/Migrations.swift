@@ -72,6 +72,44 @@ enum Migrations {
                 "CREATE INDEX challenges_registration_id ON challenges (registration_id, purpose, created_at)",
                 "CREATE INDEX challenges_expires_at ON challenges (expires_at)",
             ]
-        )
+        ),
+        Migration(
+            version: 2,
+            name: "passkeys and WebAuthn challenges",
+            statements: [
+                """
+                CREATE TABLE passkeys (
+                    id TEXT PRIMARY KEY,
+                    credential_id TEXT NOT NULL UNIQUE,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    name TEXT,
+                    public_key TEXT NOT NULL,
+                    algorithm BIGINT NOT NULL,
+                    sign_count BIGINT NOT NULL,
+                    aaguid TEXT NOT NULL,
+                    backup_eligible BIGINT NOT NULL,
+                    backed_up BIGINT NOT NULL,
+                    attestation_format TEXT NOT NULL,
+                    attestation_type TEXT NOT NULL,
+                    clone_warnings BIGINT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT
+                )
+                """,
+                "CREATE INDEX passkeys_user_id ON passkeys (user_id, created_at)",
+                """
+                CREATE TABLE webauthn_challenges (
+                    challenge TEXT PRIMARY KEY,
+                    purpose TEXT NOT NULL,
+                    user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                    allow_credentials TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    consumed_at BIGINT
+                )
+                """,
+                "CREATE INDEX webauthn_challenges_expires_at ON webauthn_challenges (expires_at)",
+            ]
+        ),
     ]
 }

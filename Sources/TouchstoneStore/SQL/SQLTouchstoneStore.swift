@@ -323,12 +323,116 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
+    // MARK: Passkeys
+
+    public func insertPasskey(_ passkey: PasskeyRecord) async throws {
+        do {
+            try await self.executor.withDatabase { db in
+                try await db.raw(
+                    """
+                    INSERT INTO passkeys (id, credential_id, user_id, name, public_key, algorithm, sign_count, aaguid,
+                        backup_eligible, backed_up, attestation_format, attestation_type, clone_warnings, created_at,
+                        last_used_at)
+                    VALUES (\(bind: passkey.id), \(bind: passkey.credentialId), \(bind: passkey.userId), \(bind: passkey.name),
+                        \(bind: passkey.publicKey.base64URL), \(bind: Int64(passkey.algorithm)), \(bind: passkey.signCount),
+                        \(bind: passkey.aaguid), \(bind: Int64(passkey.backupEligible ? 1 : 0)),
+                        \(bind: Int64(passkey.backedUp ? 1 : 0)), \(bind: passkey.attestationFormat),
+                        \(bind: passkey.attestationType), \(bind: passkey.cloneWarnings), \(bind: passkey.createdAt.millis),
+                        \(bind: passkey.lastUsedAt?.millis))
+                    """
+                ).run()
+            }
+        } catch where self.executor.isUniqueViolation(error) {
+            throw StoreError.conflict("credential already registered")
+        }
+    }
+
+    public func passkey(id: String) async throws -> PasskeyRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw("SELECT * FROM passkeys WHERE id = \(bind: id)").first().map(PasskeyRecord.init(row:))
+        }
+    }
+
+    public func passkey(credentialId: String) async throws -> PasskeyRecord? {
+        try await self.executor.withDatabase { db in
+            try await db.raw("SELECT * FROM passkeys WHERE credential_id = \(bind: credentialId)").first()
+                .map(PasskeyRecord.init(row:))
+        }
+    }
+
+    public func passkeys(userId: String) async throws -> [PasskeyRecord] {
+        try await self.executor.withDatabase { db in
+            try await db.raw("SELECT * FROM passkeys WHERE user_id = \(bind: userId) ORDER BY created_at DESC, id DESC")
+                .all().map(PasskeyRecord.init(row:))
+        }
+    }
+
+    public func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                "UPDATE passkeys SET name = \(bind: name) WHERE id = \(bind: id) AND user_id = \(bind: userId) RETURNING id"
+            ).first() != nil
+        }
+    }
+
+    public func deletePasskey(id: String, userId: String) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw("DELETE FROM passkeys WHERE id = \(bind: id) AND user_id = \(bind: userId) RETURNING id")
+                .first() != nil
+        }
+    }
+
+    public func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE passkeys SET
+                    sign_count = CASE WHEN sign_count < \(bind: signCount) THEN \(bind: signCount) ELSE sign_count END,
+                    backed_up = \(bind: Int64(backedUp ? 1 : 0)),
+                    clone_warnings = clone_warnings + \(bind: Int64(cloneWarning ? 1 : 0)),
+                    last_used_at = \(bind: at.millis)
+                WHERE id = \(bind: id)
+                """
+            ).run()
+        }
+    }
+
+    public func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                INSERT INTO webauthn_challenges (challenge, purpose, user_id, allow_credentials, created_at, expires_at)
+                VALUES (\(bind: challenge.challenge), \(bind: challenge.purpose.rawValue), \(bind: challenge.userId),
+                    \(bind: challenge.allowCredentials.joined(separator: ",")), \(bind: challenge.createdAt.millis),
+                    \(bind: challenge.expiresAt.millis))
+                """
+            ).run()
+        }
+    }
+
+    public func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
+        -> WebAuthnChallengeRecord?
+    {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE webauthn_challenges SET consumed_at = \(bind: at.millis)
+                WHERE challenge = \(bind: challenge) AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
+                RETURNING challenge, purpose, user_id, allow_credentials, created_at, expires_at
+                """
+            ).first().map(WebAuthnChallengeRecord.init(row:))
+        }
+    }
+
     // MARK: Housekeeping
 
     public func purgeExpired(before cutoff: Date) async throws -> PurgeResult {
         try await self.executor.withTransaction { db in
             let challenges = try await db.raw(
                 "DELETE FROM challenges WHERE expires_at < \(bind: cutoff.millis) RETURNING challenge"
+            ).all().count
+            let webAuthnChallenges = try await db.raw(
+                "DELETE FROM webauthn_challenges WHERE expires_at < \(bind: cutoff.millis) RETURNING challenge"
             ).all().count
             let sessions = try await db.raw(
                 """
@@ -349,7 +453,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 RETURNING id
                 """
             ).all().count
-            return PurgeResult(challenges: challenges, sessions: sessions, pendingRegistrations: pending)
+            return PurgeResult(challenges: challenges + webAuthnChallenges, sessions: sessions, pendingRegistrations: pending)
         }
     }
 }
@@ -443,6 +547,45 @@ extension RegistrationRecord {
             createdAt: try row.date("created_at"),
             lastUsedAt: try row.optionalDate("last_used_at"),
             statusChangedAt: try row.optionalDate("status_changed_at")
+        )
+    }
+}
+
+extension PasskeyRecord {
+    fileprivate init(row: any SQLRow) throws {
+        guard let publicKey = [UInt8](base64URL: try row.decode(column: "public_key", as: String.self)) else {
+            throw StoreError.unavailable("stored passkey public key is not base64url")
+        }
+        self.init(
+            id: try row.decode(column: "id", as: String.self),
+            credentialId: try row.decode(column: "credential_id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            name: try row.decode(column: "name", as: String?.self),
+            publicKey: publicKey,
+            algorithm: Int(try row.decode(column: "algorithm", as: Int64.self)),
+            signCount: try row.decode(column: "sign_count", as: Int64.self),
+            aaguid: try row.decode(column: "aaguid", as: String.self),
+            backupEligible: try row.decode(column: "backup_eligible", as: Int64.self) != 0,
+            backedUp: try row.decode(column: "backed_up", as: Int64.self) != 0,
+            attestationFormat: try row.decode(column: "attestation_format", as: String.self),
+            attestationType: try row.decode(column: "attestation_type", as: String.self),
+            cloneWarnings: try row.decode(column: "clone_warnings", as: Int64.self),
+            createdAt: try row.date("created_at"),
+            lastUsedAt: try row.optionalDate("last_used_at")
+        )
+    }
+}
+
+extension WebAuthnChallengeRecord {
+    fileprivate init(row: any SQLRow) throws {
+        let allowed = try row.decode(column: "allow_credentials", as: String.self)
+        self.init(
+            challenge: try row.decode(column: "challenge", as: String.self),
+            purpose: try row.enumValue("purpose", as: ChallengePurpose.self),
+            userId: try row.decode(column: "user_id", as: String?.self),
+            allowCredentials: allowed.isEmpty ? [] : allowed.split(separator: ",").map(String.init),
+            createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at")
         )
     }
 }
