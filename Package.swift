@@ -84,6 +84,9 @@ let package = Package(
             dependencies: [
                 "TouchstoneCrypto",
                 "TouchstoneStore",
+                "TouchstoneWebAuthn",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),

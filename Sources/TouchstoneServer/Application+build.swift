@@ -1,4 +1,8 @@
 public import Hummingbird
+import Foundation
+import SwiftASN1
+import TouchstoneWebAuthn
+import X509
 public import Logging
 public import TouchstoneStore
 
@@ -36,7 +40,20 @@ public func buildApplication(
     }
     logger.info("storage: \(configuration.database)")
 
-    let router = buildRouter(configuration: configuration, dependencies: dependencies, store: store)
+    let relyingParty: RelyingParty
+    do {
+        relyingParty = try makeRelyingParty(configuration)
+    } catch {
+        try? await store.shutdown()
+        throw error
+    }
+    let router = buildRouter(
+        configuration: configuration,
+        dependencies: dependencies,
+        store: store,
+        relyingParty: relyingParty,
+        logger: logger
+    )
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Touchstone"),
@@ -62,7 +79,9 @@ public func openStore(_ location: DatabaseLocation, logger: Logger) async throws
 func buildRouter(
     configuration: TouchstoneConfiguration,
     dependencies: TouchstoneDependencies,
-    store: any TouchstoneStore
+    store: any TouchstoneStore,
+    relyingParty: RelyingParty,
+    logger: Logger
 ) -> Router<TouchstoneRequestContext> {
     let secrets = Secrets(randomBytes: dependencies.randomBytes)
     let sessions = SessionManager(
@@ -96,5 +115,44 @@ func buildRouter(
     ).addRoutes(to: router, authenticator: authenticator)
     BiometricRegistrationController(service: biometrics, store: store).addRoutes(to: router, authenticator: authenticator)
     BiometricAuthenticationController(service: biometrics).addRoutes(to: router)
+    PasskeyController(
+        service: PasskeyService(
+            store: store,
+            sessions: sessions,
+            secrets: secrets,
+            now: dependencies.now,
+            relyingParty: relyingParty,
+            settings: configuration.passkeys,
+            reauthenticationWindow: configuration.reauthenticationWindow.timeInterval,
+            logger: logger
+        ),
+        store: store
+    ).addRoutes(to: router, authenticator: authenticator)
     return router
+}
+
+/// The WebAuthn relying party from the settings: origins default to `http://localhost:<port>`; trust anchors are read
+/// from their PEM files.
+func makeRelyingParty(_ configuration: TouchstoneConfiguration) throws -> RelyingParty {
+    let settings = configuration.passkeys
+    let origins = settings.origins.isEmpty ? ["http://localhost:\(configuration.port)"] : settings.origins
+    var relyingParty = RelyingParty(id: settings.rpId, name: settings.rpName, origins: origins)
+    relyingParty.allowCrossOrigin = settings.allowCrossOrigin
+    relyingParty.allowedTopOrigins = settings.allowedTopOrigins
+    relyingParty.userVerification = settings.userVerification
+    relyingParty.algorithms = settings.algorithms
+    relyingParty.minimumAttestation = settings.minimumAttestation
+    relyingParty.rejectCounterRegression = settings.rejectCounterRegression
+    relyingParty.trustAnchors = try settings.trustAnchorFiles.flatMap { path -> [Certificate] in
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ConfigurationError("trust anchor file", path)
+        }
+        guard let documents = try? PEMDocument.parseMultiple(pemString: text), !documents.isEmpty,
+            let certificates = try? documents.map({ try Certificate(pemDocument: $0) })
+        else {
+            throw ConfigurationError("trust anchor file (not PEM certificates)", path)
+        }
+        return certificates
+    }
+    return relyingParty
 }

@@ -79,7 +79,10 @@ struct SystemTests {
                 ("/v1/session", "get"), ("/v1/session", "delete"), ("/v1/biometrics/registrations/start", "post"),
                 ("/v1/biometrics/registrations/finish", "post"), ("/v1/biometrics/registrations", "get"),
                 ("/v1/biometrics/registrations/{id}", "delete"), ("/v1/biometrics/authentications/start", "post"),
-                ("/v1/biometrics/authentications/finish", "post"),
+                ("/v1/biometrics/authentications/finish", "post"), ("/v1/passkeys/registrations/options", "post"),
+                ("/v1/passkeys/registrations/verify", "post"), ("/v1/passkeys/authentications/options", "post"),
+                ("/v1/passkeys/authentications/verify", "post"), ("/v1/passkeys", "get"), ("/v1/passkeys/{id}", "patch"),
+                ("/v1/passkeys/{id}", "delete"),
             ]
             for (path, method) in routes {
                 #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")

@@ -1,6 +1,7 @@
-public import Foundation
+import Foundation
 public import Logging
 public import TouchstoneCrypto
+public import TouchstoneWebAuthn
 
 /// Which registrations a newly enrolled device supersedes.
 public enum DevicePolicy: String, Sendable, Hashable, Codable, CaseIterable {
@@ -83,6 +84,8 @@ public struct TouchstoneConfiguration: Sendable {
     /// How often expired challenges, sessions and abandoned registrations are deleted.
     public var purgeInterval: Duration = .seconds(300)
     public var logLevel: Logger.Level = .info
+    /// The WebAuthn relying party for passkeys.
+    public var passkeys = PasskeySettings()
 
     public init() {}
 
@@ -136,11 +139,61 @@ public struct TouchstoneConfiguration: Sendable {
             guard let value = UInt8(cost), (4...31).contains(value) else { throw ConfigurationError("TOUCHSTONE_BCRYPT_COST", cost) }
             self.bcryptCost = value
         }
+        if let rpId = environment["TOUCHSTONE_RP_ID"] { self.passkeys.rpId = rpId }
+        if let rpName = environment["TOUCHSTONE_RP_NAME"] { self.passkeys.rpName = rpName }
+        if let origins = environment["TOUCHSTONE_ORIGINS"] {
+            self.passkeys.origins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        if let value = environment["TOUCHSTONE_USER_VERIFICATION"] {
+            guard let requirement = UserVerificationRequirement(rawValue: value) else {
+                throw ConfigurationError("TOUCHSTONE_USER_VERIFICATION", value)
+            }
+            self.passkeys.userVerification = requirement
+        }
+        if let value = environment["TOUCHSTONE_ATTESTATION"] {
+            guard ["none", "indirect", "direct", "enterprise"].contains(value) else { throw ConfigurationError("TOUCHSTONE_ATTESTATION", value) }
+            self.passkeys.attestation = value
+        }
+        if let value = environment["TOUCHSTONE_MINIMUM_ATTESTATION"] {
+            guard let type = AttestationType(rawValue: value) else { throw ConfigurationError("TOUCHSTONE_MINIMUM_ATTESTATION", value) }
+            self.passkeys.minimumAttestation = type
+        }
+        if let files = environment["TOUCHSTONE_TRUST_ANCHORS"] {
+            self.passkeys.trustAnchorFiles = files.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
         if let level = environment["TOUCHSTONE_LOG_LEVEL"] {
             guard let value = Logger.Level(rawValue: level) else { throw ConfigurationError("TOUCHSTONE_LOG_LEVEL", level) }
             self.logLevel = value
         }
     }
+}
+
+/// The WebAuthn relying party: who the passkeys are for and what is accepted.
+public struct PasskeySettings: Sendable {
+    /// The RP ID: the site's registrable domain (`example.com`); `localhost` for local development.
+    public var rpId: String = "localhost"
+    /// Shown by browsers and password managers.
+    public var rpName: String = "Touchstone"
+    /// Origins allowed in clientDataJSON; empty means `http://localhost:<port>` (development only).
+    public var origins: [String] = []
+    /// Allow ceremonies inside cross-origin iframes (and from these top-level origins, if any are listed).
+    public var allowCrossOrigin: Bool = false
+    public var allowedTopOrigins: [String] = []
+    public var userVerification: UserVerificationRequirement = .preferred
+    /// Attestation conveyance asked of browsers: `none`, `indirect`, `direct` or `enterprise`.
+    public var attestation: String = "none"
+    /// The weakest attestation accepted (`none`, `self`, `basic`...); `basic` or stronger needs trust anchors.
+    public var minimumAttestation: AttestationType = .none
+    /// PEM files of attestation roots.
+    public var trustAnchorFiles: [String] = []
+    public var algorithms: [COSEAlgorithm] = COSEAlgorithm.recommended
+    /// Refuse assertions whose signature counter did not increase (otherwise they are accepted and counted as clone
+    /// warnings).
+    public var rejectCounterRegression: Bool = false
+    /// How long a passkey ceremony may take (the browser's `timeout` and the challenge lifetime).
+    public var timeout: Duration = .seconds(300)
+
+    public init() {}
 }
 
 /// A configuration value that cannot be used.

@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTPTypes
 public import Hummingbird
+import TouchstoneWebAuthn
 
 /// An error as the API reports it: a status, a stable snake_case code, and a message for humans.
 ///
@@ -82,6 +83,23 @@ extension APIError {
         code: "challenge_not_found",
         message: "unknown or already used challenge; start again"
     )
+    static func invalidPasskeyRegistration(_ error: any Error) -> APIError {
+        .init(.badRequest, code: "invalid_passkey_registration", message: Self.webAuthnMessage(error))
+    }
+    static func invalidPasskeyAssertion(_ error: any Error) -> APIError {
+        .init(.unauthorized, code: "invalid_passkey_assertion", message: Self.webAuthnMessage(error))
+    }
+    static let passkeyAlreadyRegistered = APIError(.conflict, code: "passkey_already_registered", message: "this passkey is already registered")
+    static let passkeyNotFound = APIError(.notFound, code: "passkey_not_found", message: "no such passkey")
+    /// A sign-in with a credential the server does not know (deleted, or never registered here).
+    static let passkeyNotFoundForLogin = APIError(.unauthorized, code: "passkey_not_found", message: "this passkey is not registered; sign in another way")
+
+    /// "step_code: reason" for a WebAuthn verification failure: which step failed is what a developer needs.
+    private static func webAuthnMessage(_ error: any Error) -> String {
+        if let error = error as? TouchstoneWebAuthn.WebAuthnError { return "\(error.code.rawValue): \(error.reason)" }
+        return "the response could not be verified"
+    }
+
     static let storageUnavailable = APIError(
         .serviceUnavailable,
         code: "storage_unavailable",

@@ -12,8 +12,15 @@ extension Request {
             throw APIError.payloadTooLarge(limit: context.maxUploadSize)
         }
         guard buffer.readableBytes > 0 else { throw APIError.invalidRequest("request body must be a JSON object") }
+        return try JSONDecoder().decodeOrInvalid(T.self, from: Data(buffer.readableBytesView))
+    }
+}
+
+extension JSONDecoder {
+    /// Decodes `T`, turning every failure into 400 `invalid_request` naming the field.
+    func decodeOrInvalid<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try self.decode(T.self, from: data)
         } catch let error as DecodingError {
             throw APIError.invalidRequest(Self.describe(error))
         } catch let error as APIError {

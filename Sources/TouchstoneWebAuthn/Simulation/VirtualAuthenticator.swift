@@ -84,11 +84,12 @@ public struct VirtualAuthenticator: Sendable {
         challenge: [UInt8],
         userHandle: [UInt8],
         algorithm: COSEAlgorithm = .es256,
+        credentialId: [UInt8]? = nil,
         clientData: [String: any Sendable] = [:]
     ) -> Registration {
         let privateKey: Credential.PrivateKey = algorithm == .eddsa ? .ed25519(.init()) : .p256(.init())
         let credential = Credential(
-            id: (0..<32).map { _ in UInt8.random(in: 0...255) },
+            id: credentialId ?? (0..<32).map { _ in UInt8.random(in: 0...255) },
             rpId: rpId,
             userHandle: userHandle,
             algorithm: algorithm == .eddsa ? .eddsa : .es256,

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import TouchstoneStore
+
+/// Passkeys (WebAuthn): `/v1/passkeys/...`.
+struct PasskeyController {
+    typealias Context = TouchstoneRequestContext
+
+    let service: PasskeyService
+    let store: any TouchstoneStore
+
+    func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
+        let registrations = router.group("/v1/passkeys/registrations").add(middleware: authenticator)
+        registrations.post("/options", use: self.registrationOptions)
+        registrations.post("/verify", use: self.verifyRegistration)
+        let authentications = router.group("/v1/passkeys/authentications")
+        authentications.post("/options", use: self.authenticationOptions)
+        authentications.post("/verify", use: self.verifyAuthentication)
+        let management = router.group("/v1/passkeys").add(middleware: authenticator)
+        management.get(use: self.list)
+        management.patch("/:id", use: self.rename)
+        management.delete("/:id", use: self.delete)
+    }
+
+    struct PasskeyBody: Encodable { var passkey: PasskeyResource }
+    struct PasskeyList: Encodable { var passkeys: [PasskeyResource] }
+
+    @Sendable func registrationOptions(request: Request, context: Context) async throws -> JSONResponse<CreationOptionsJSON> {
+        JSONResponse(.ok, try await self.service.registrationOptions(caller: try context.requireIdentity()))
+    }
+
+    @Sendable func verifyRegistration(request: Request, context: Context) async throws -> JSONResponse<PasskeyBody> {
+        let caller = try context.requireIdentity()
+        let body = try await request.decodeJSON(as: RegistrationResponseJSON.self, context: context)
+        let passkey = try await self.service.verifyRegistration(caller: caller, response: body)
+        return JSONResponse(.created, PasskeyBody(passkey: PasskeyResource(passkey)))
+    }
+
+    struct OptionsInput: Decodable {
+        var email: String?
+
+        enum CodingKeys: CodingKey { case email }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.email = try container.decodeStringIfPresent(.email, maxLength: 254)
+        }
+    }
+
+    @Sendable func authenticationOptions(request: Request, context: Context) async throws -> JSONResponse<RequestOptionsJSON> {
+        // The body is optional: `{}`, `{"email": ...}` or nothing at all.
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        var email: String?
+        if buffer.readableBytes > 0 {
+            email = try JSONDecoder().decodeOrInvalid(OptionsInput.self, from: Data(buffer.readableBytesView)).email
+        }
+        return JSONResponse(.ok, try await self.service.authenticationOptions(email: email))
+    }
+
+    @Sendable func verifyAuthentication(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let body = try await request.decodeJSON(as: AuthenticationResponseJSON.self, context: context)
+        let (user, token, session) = try await self.service.verifyAuthentication(body)
+        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+
+    @Sendable func list(request: Request, context: Context) async throws -> JSONResponse<PasskeyList> {
+        let caller = try context.requireIdentity()
+        let passkeys = try await self.store.passkeys(userId: caller.user.id)
+        return JSONResponse(.ok, PasskeyList(passkeys: passkeys.map(PasskeyResource.init)))
+    }
+
+    struct RenameInput: Decodable {
+        var name: String?
+
+        enum CodingKeys: CodingKey { case name }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.name = try container.decodeStringIfPresent(.name, maxLength: 200)
+        }
+    }
+
+    @Sendable func rename(request: Request, context: Context) async throws -> JSONResponse<PasskeyBody> {
+        let caller = try context.requireIdentity()
+        let id = try context.parameters.require("id")
+        let input = try await request.decodeJSON(as: RenameInput.self, context: context)
+        guard try await self.store.renamePasskey(id: id, userId: caller.user.id, name: input.name),
+            let passkey = try await self.store.passkey(id: id)
+        else {
+            throw APIError.passkeyNotFound
+        }
+        return JSONResponse(.ok, PasskeyBody(passkey: PasskeyResource(passkey)))
+    }
+
+    @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        let caller = try context.requireIdentity()
+        guard try await self.store.deletePasskey(id: try context.parameters.require("id"), userId: caller.user.id) else {
+            throw APIError.passkeyNotFound
+        }
+        return .noContent
+    }
+}

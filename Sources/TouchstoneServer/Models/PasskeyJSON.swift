@@ -1,0 +1,136 @@
+import Foundation
+import TouchstoneStore
+
+/// `RegistrationResponseJSON` (WebAuthn Level 3 §5.1, `PublicKeyCredential.toJSON()` after `create()`).
+struct RegistrationResponseJSON: Decodable {
+    struct Response: Decodable {
+        var clientDataJSON: String
+        var attestationObject: String
+        var transports: [String]?
+    }
+
+    var id: String
+    var rawId: String
+    var type: String
+    var response: Response
+    /// Not part of the WebAuthn JSON: the name the user gives the passkey.
+    var name: String?
+
+    enum CodingKeys: CodingKey { case id, rawId, type, response, name }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decodeString(.id, maxLength: 2048)
+        self.rawId = try container.decodeString(.rawId, maxLength: 2048)
+        self.type = try container.decodeString(.type, maxLength: 32)
+        self.response = try container.decode(Response.self, forKey: .response)
+        self.name = try container.decodeStringIfPresent(.name, maxLength: 200)
+    }
+}
+
+/// `AuthenticationResponseJSON` (WebAuthn Level 3 §5.1, `PublicKeyCredential.toJSON()` after `get()`).
+struct AuthenticationResponseJSON: Decodable {
+    struct Response: Decodable {
+        var clientDataJSON: String
+        var authenticatorData: String
+        var signature: String
+        var userHandle: String?
+    }
+
+    var id: String
+    var rawId: String
+    var type: String
+    var response: Response
+
+    enum CodingKeys: CodingKey { case id, rawId, type, response }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decodeString(.id, maxLength: 2048)
+        self.rawId = try container.decodeString(.rawId, maxLength: 2048)
+        self.type = try container.decodeString(.type, maxLength: 32)
+        self.response = try container.decode(Response.self, forKey: .response)
+    }
+}
+
+/// `PublicKeyCredentialCreationOptionsJSON` (WebAuthn Level 3 §5.4).
+struct CreationOptionsJSON: Encodable {
+    struct RelyingPartyEntity: Encodable {
+        var id: String
+        var name: String
+    }
+    struct UserEntity: Encodable {
+        var id: String
+        var name: String
+        var displayName: String
+    }
+    struct Parameter: Encodable {
+        var type = "public-key"
+        var alg: Int
+    }
+    struct Descriptor: Encodable {
+        var type = "public-key"
+        var id: String
+    }
+    struct Selection: Encodable {
+        var residentKey = "required"
+        var requireResidentKey = true
+        var userVerification: String
+    }
+    struct Extensions: Encodable {
+        var credProps = true
+    }
+
+    var rp: RelyingPartyEntity
+    var user: UserEntity
+    var challenge: String
+    var pubKeyCredParams: [Parameter]
+    var timeout: Int
+    var excludeCredentials: [Descriptor]
+    var authenticatorSelection: Selection
+    var attestation: String
+    var extensions = Extensions()
+}
+
+/// `PublicKeyCredentialRequestOptionsJSON` (WebAuthn Level 3 §5.5).
+struct RequestOptionsJSON: Encodable {
+    var challenge: String
+    var timeout: Int
+    var rpId: String
+    var allowCredentials: [CreationOptionsJSON.Descriptor]
+    var userVerification: String
+}
+
+/// `passkey` in responses.
+struct PasskeyResource: Encodable {
+    var id: String
+    var name: String?
+    var aaguid: String
+    var backupEligible: Bool
+    var backedUp: Bool
+    var createdAt: String
+    var lastUsedAt: String?
+
+    init(_ record: PasskeyRecord) {
+        self.id = record.id
+        self.name = record.name
+        self.aaguid = record.aaguid
+        self.backupEligible = record.backupEligible
+        self.backedUp = record.backedUp
+        self.createdAt = record.createdAt.rfc3339
+        self.lastUsedAt = record.lastUsedAt?.rfc3339
+    }
+
+    enum CodingKeys: CodingKey { case id, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.id, forKey: .id)
+        try container.encode(self.name, forKey: .name)
+        try container.encode(self.aaguid, forKey: .aaguid)
+        try container.encode(self.backupEligible, forKey: .backupEligible)
+        try container.encode(self.backedUp, forKey: .backedUp)
+        try container.encode(self.createdAt, forKey: .createdAt)
+        try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
+    }
+}

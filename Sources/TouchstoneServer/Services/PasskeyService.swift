@@ -1,0 +1,226 @@
+import Foundation
+import Logging
+import TouchstoneCrypto
+import TouchstoneStore
+import TouchstoneWebAuthn
+
+/// The passkey ceremonies around the pure verifier in TouchstoneWebAuthn: challenges, storage, sessions.
+struct PasskeyService: Sendable {
+    let store: any TouchstoneStore
+    let sessions: SessionManager
+    let secrets: Secrets
+    let now: @Sendable () -> Date
+    let relyingParty: RelyingParty
+    let settings: PasskeySettings
+    let reauthenticationWindow: TimeInterval
+    let logger: Logger
+
+    /// The WebAuthn user handle of a user: the UTF-8 bytes of the (random) user id, so it carries no personal data.
+    static func userHandle(of userId: String) -> [UInt8] { Array(userId.utf8) }
+
+    private var timeoutMilliseconds: Int { Int(self.settings.timeout.components.seconds) * 1000 }
+
+    // MARK: Registration
+
+    func registrationOptions(caller: AuthenticatedSession) async throws -> CreationOptionsJSON {
+        let now = self.now()
+        guard let passwordAt = caller.session.passwordAuthenticatedAt,
+            now.timeIntervalSince(passwordAt) <= self.reauthenticationWindow
+        else {
+            throw APIError.reauthenticationRequired
+        }
+        let challenge = self.secrets.newChallenge()
+        try await self.store.insertWebAuthnChallenge(
+            WebAuthnChallengeRecord(
+                challenge: challenge,
+                purpose: .registration,
+                userId: caller.user.id,
+                allowCredentials: [],
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(self.settings.timeout.timeInterval)
+            )
+        )
+        let existing = try await self.store.passkeys(userId: caller.user.id)
+        return CreationOptionsJSON(
+            rp: .init(id: self.relyingParty.id, name: self.relyingParty.name),
+            user: .init(
+                id: Base64.urlEncode(Self.userHandle(of: caller.user.id)),
+                name: caller.user.email,
+                displayName: caller.user.displayName ?? caller.user.email
+            ),
+            challenge: challenge,
+            pubKeyCredParams: self.relyingParty.algorithms.map { .init(alg: $0.rawValue) },
+            timeout: self.timeoutMilliseconds,
+            excludeCredentials: existing.map { .init(id: $0.credentialId) },
+            authenticatorSelection: .init(userVerification: self.relyingParty.userVerification.rawValue),
+            attestation: self.settings.attestation
+        )
+    }
+
+    func verifyRegistration(caller: AuthenticatedSession, response: RegistrationResponseJSON) async throws -> PasskeyRecord {
+        let now = self.now()
+        let clientDataJSON = try Self.decode(response.response.clientDataJSON, field: "response.clientDataJSON")
+        let attestationObject = try Self.decode(response.response.attestationObject, field: "response.attestationObject")
+        let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .registration, at: now)
+        guard challenge.userId == caller.user.id else { throw APIError.challengeNotFound }
+        let verified: VerifiedRegistration
+        do {
+            verified = try await self.relyingParty.verifyRegistration(
+                clientDataJSON: clientDataJSON,
+                attestationObject: attestationObject,
+                challenge: try Self.decode(challenge.challenge, field: "challenge"),
+                at: now
+            )
+        } catch {
+            throw APIError.invalidPasskeyRegistration(error)
+        }
+        let credentialId = Base64.urlEncode(verified.credentialId)
+        guard Base64.decode(response.rawId) == verified.credentialId else {
+            throw APIError.invalidPasskeyRegistration(WebAuthnError(.malformed, "rawId is not the attested credential id"))
+        }
+        let record = PasskeyRecord(
+            id: self.secrets.newIdentifier(),
+            credentialId: credentialId,
+            userId: caller.user.id,
+            name: response.name,
+            publicKey: verified.publicKey,
+            algorithm: verified.algorithm.rawValue,
+            signCount: Int64(verified.signCount),
+            aaguid: Self.uuidString(verified.aaguid),
+            backupEligible: verified.backupEligible,
+            backedUp: verified.backupState,
+            attestationFormat: verified.format,
+            attestationType: verified.attestationType.rawValue,
+            createdAt: now
+        )
+        do {
+            try await self.store.insertPasskey(record)
+        } catch let error as StoreError where error == .conflict {
+            throw APIError.passkeyAlreadyRegistered
+        }
+        return record
+    }
+
+    // MARK: Authentication
+
+    func authenticationOptions(email: String?) async throws -> RequestOptionsJSON {
+        let now = self.now()
+        var userId: String?
+        var allowed: [String] = []
+        if let email, let normalized = AccountController.normalizedEmail(email), let user = try await self.store.user(email: normalized) {
+            userId = user.id
+            allowed = try await self.store.passkeys(userId: user.id).map(\.credentialId)
+        }
+        let challenge = self.secrets.newChallenge()
+        try await self.store.insertWebAuthnChallenge(
+            WebAuthnChallengeRecord(
+                challenge: challenge,
+                purpose: .authentication,
+                userId: userId,
+                allowCredentials: allowed,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(self.settings.timeout.timeInterval)
+            )
+        )
+        return RequestOptionsJSON(
+            challenge: challenge,
+            timeout: self.timeoutMilliseconds,
+            rpId: self.relyingParty.id,
+            allowCredentials: allowed.map { .init(id: $0) },
+            userVerification: self.relyingParty.userVerification.rawValue
+        )
+    }
+
+    func verifyAuthentication(_ response: AuthenticationResponseJSON) async throws -> (UserRecord, String, SessionRecord) {
+        let now = self.now()
+        let clientDataJSON = try Self.decode(response.response.clientDataJSON, field: "response.clientDataJSON")
+        let authenticatorData = try Self.decode(response.response.authenticatorData, field: "response.authenticatorData")
+        let signature = try Self.decode(response.response.signature, field: "response.signature")
+        let userHandle = try response.response.userHandle.flatMap { $0.isEmpty ? nil : $0 }.map {
+            try Self.decode($0, field: "response.userHandle")
+        }
+        let credentialId = try Self.decode(response.rawId, field: "rawId")
+        let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .authentication, at: now)
+        guard let passkey = try await self.store.passkey(credentialId: Base64.urlEncode(credentialId)) else {
+            throw APIError.passkeyNotFoundForLogin
+        }
+        if let expectedUser = challenge.userId, expectedUser != passkey.userId {
+            throw APIError.invalidPasskeyAssertion(WebAuthnError(.credentialNotAllowed, "the passkey belongs to another account"))
+        }
+        let verified: VerifiedAuthentication
+        do {
+            verified = try self.relyingParty.verifyAuthentication(
+                credentialId: credentialId,
+                clientDataJSON: clientDataJSON,
+                authenticatorData: authenticatorData,
+                signature: signature,
+                userHandle: userHandle,
+                challenge: try Self.decode(challenge.challenge, field: "challenge"),
+                allowCredentials: challenge.allowCredentials.compactMap { Base64.decode($0) },
+                credential: StoredCredential(
+                    id: credentialId,
+                    publicKey: passkey.publicKey,
+                    signCount: UInt32(clamping: passkey.signCount),
+                    backupEligible: passkey.backupEligible,
+                    userHandle: Self.userHandle(of: passkey.userId)
+                )
+            )
+        } catch {
+            throw APIError.invalidPasskeyAssertion(error)
+        }
+        if verified.cloneWarning {
+            self.logger.warning(
+                "passkey sign counter did not increase: possible cloned authenticator",
+                metadata: ["passkey": "\(passkey.id)", "user": "\(passkey.userId)"]
+            )
+        }
+        try await self.store.recordPasskeyUse(
+            id: passkey.id,
+            signCount: Int64(verified.newSignCount),
+            backedUp: verified.backupState,
+            cloneWarning: verified.cloneWarning,
+            at: now
+        )
+        guard let user = try await self.store.user(id: passkey.userId) else { throw APIError.passkeyNotFoundForLogin }
+        let (token, session) = try await self.sessions.create(for: user, method: .passkey)
+        return (user, token, session)
+    }
+
+    // MARK: Helpers
+
+    /// Reads the challenge from the (not yet verified) client data and consumes it; verification then checks the
+    /// client data against it.
+    private func consumeChallenge(in clientDataJSON: [UInt8], purpose: ChallengePurpose, at now: Date) async throws
+        -> WebAuthnChallengeRecord
+    {
+        let clientData: CollectedClientData
+        do {
+            clientData = try CollectedClientData(bytes: clientDataJSON)
+        } catch {
+            throw purpose == .registration ? APIError.invalidPasskeyRegistration(error) : APIError.invalidPasskeyAssertion(error)
+        }
+        guard let record = try await self.store.consumeWebAuthnChallenge(
+            Base64.urlEncode(clientData.challenge),
+            purpose: purpose,
+            at: now
+        ) else {
+            throw APIError.challengeNotFound
+        }
+        guard now < record.expiresAt else { throw APIError.challengeExpired }
+        return record
+    }
+
+    private static func decode(_ text: String, field: String) throws -> [UInt8] {
+        guard let bytes = Base64.decode(text, maxDecodedLength: 32 * 1024) else {
+            throw APIError.invalidRequest("field '\(field)' is not base64url")
+        }
+        return bytes
+    }
+
+    static func uuidString(_ bytes: [UInt8]) -> String {
+        guard bytes.count == 16 else { return Base64.urlEncode(bytes) }
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TouchstoneCrypto
+import TouchstoneServer
+import TouchstoneTesting
+import TouchstoneWebAuthn
+
+struct PasskeyTests {
+    static let origin = "https://app.example"
+
+    static func configuration(_ customize: (inout TouchstoneConfiguration) -> Void = { _ in }) -> TouchstoneConfiguration {
+        TestServer.configuration {
+            $0.passkeys.rpId = "app.example"
+            $0.passkeys.rpName = "Example App"
+            $0.passkeys.origins = [origin]
+            customize(&$0)
+        }
+    }
+
+    /// Steps of the passkey API driven by a virtual authenticator.
+    struct Browser {
+        let client: any TestClientProtocol
+        var authenticator = VirtualAuthenticator()
+
+        func options(_ token: String) async throws -> JSONTestResponse {
+            try await self.client.request(.post, "/v1/passkeys/registrations/options", token: token, json: [:])
+        }
+
+        /// Registers a passkey and returns the credential and the server's answer.
+        func register(_ token: String, name: String? = nil) async throws -> (VirtualAuthenticator.Credential, JSONTestResponse) {
+            let options = try await self.options(token)
+            try #require(options.status == .ok, "options failed: \(String(decoding: options.body, as: UTF8.self))")
+            var (credential, response) = try self.authenticator.respond(toCreationOptions: Array(options.body), origin: PasskeyTests.origin)
+            if let name {
+                var object = try #require(try JSONSerialization.jsonObject(with: Data(response)) as? [String: Any])
+                object["name"] = name
+                response = Array(try JSONSerialization.data(withJSONObject: object))
+            }
+            _ = credential
+            let verify = try await self.client.request(.post, "/v1/passkeys/registrations/verify", token: token, raw: String(decoding: response, as: UTF8.self))
+            return (credential, verify)
+        }
+
+        /// Signs in with `credential`; `email` asks for an allow list.
+        func signIn(_ credential: inout VirtualAuthenticator.Credential, email: String? = nil) async throws -> JSONTestResponse {
+            let options = try await self.client.request(
+                .post, "/v1/passkeys/authentications/options", json: email.map { ["email": $0] } ?? [:])
+            try #require(options.status == .ok)
+            let response = try self.authenticator.respond(toRequestOptions: Array(options.body), credential: &credential, origin: PasskeyTests.origin)
+            return try await self.client.request(.post, "/v1/passkeys/authentications/verify", raw: String(decoding: response, as: UTF8.self))
+        }
+    }
+
+    @Test func creationOptionsAreSpecShaped() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let account = try await Flow(client: client).signUp("opts@example.com")
+            let options = try await Browser(client: client).options(account.token)
+            #expect(options.status == .ok)
+            #expect(options.value("rp", "id") == "app.example")
+            #expect(options.value("rp", "name") == "Example App")
+            #expect(options.value("user", "name") == "opts@example.com")
+            #expect(options.value("user", "id").flatMap { Base64.decode($0) } == Array(account.userId.utf8))
+            #expect(options.value("challenge").flatMap { Base64.decode($0) }?.count == 32)
+            #expect(options.any(["timeout"]) as? Int == 300_000)
+            #expect(options.value("attestation") == "none")
+            #expect(options.value("authenticatorSelection", "residentKey") == "required")
+            #expect(options.value("authenticatorSelection", "userVerification") == "preferred")
+            let algorithms = (options.any(["pubKeyCredParams"]) as? [[String: Any]])?.compactMap { $0["alg"] as? Int }
+            #expect(algorithms?.first == -7)
+            #expect(algorithms?.contains(-65535) == false)
+        }
+    }
+
+    @Test func registerSignInListRenameDelete() async throws {
+        let clock = ManualClock()
+        try await TestServer.run(configuration: Self.configuration(), clock: clock) { client in
+            let account = try await Flow(client: client).signUp("pk@example.com")
+            let browser = Browser(client: client)
+            var (credential, registered) = try await browser.register(account.token, name: "Laptop")
+            #expect(registered.status == .created)
+            let passkeyId = try #require(registered.value("passkey", "id"))
+            #expect(registered.value("passkey", "name") == "Laptop")
+            #expect(registered.value("passkey", "aaguid") == "00000000-0000-0000-0000-000000000000")
+            #expect(registered.any(["passkey", "backupEligible"]) as? Bool == true)
+            #expect(registered.any(["passkey", "backedUp"]) as? Bool == true)
+
+            // Discoverable (username-less) sign-in, then with an allow list.
+            clock.advance(by: 30)
+            let discoverable = try await browser.signIn(&credential)
+            #expect(discoverable.status == .ok)
+            #expect(discoverable.value("user", "id") == account.userId)
+            #expect(discoverable.any(["session", "methods"]) as? [String] == ["passkey"])
+            let named = try await browser.signIn(&credential, email: "PK@example.com")
+            #expect(named.status == .ok)
+
+            // Excluded on the next registration attempt.
+            let options = try await browser.options(account.token)
+            let excluded = (options.any(["excludeCredentials"]) as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            #expect(excluded == [Base64.urlEncode(credential.id)])
+
+            let list = try await client.request(.get, "/v1/passkeys", token: account.token)
+            let passkeys = try #require(list.json["passkeys"] as? [[String: Any]])
+            #expect(passkeys.count == 1)
+            #expect(passkeys[0]["lastUsedAt"] as? String == "2027-01-15T08:00:30.000Z")
+
+            let renamed = try await client.request(.patch, "/v1/passkeys/\(passkeyId)", token: account.token, json: ["name": "Work laptop"])
+            #expect(renamed.value("passkey", "name") == "Work laptop")
+            #expect(try await client.request(.delete, "/v1/passkeys/\(passkeyId)", token: account.token).status == .noContent)
+
+            // A deleted passkey cannot sign in.
+            let gone = try await browser.signIn(&credential)
+            #expect(gone.status == .unauthorized)
+            #expect(gone.errorCode == "passkey_not_found")
+        }
+    }
+
+    @Test func managementIsScopedToTheOwner() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let flow = Flow(client: client)
+            let owner = try await flow.signUp()
+            let other = try await flow.signUp()
+            let (_, registered) = try await Browser(client: client).register(owner.token)
+            let id = try #require(registered.value("passkey", "id"))
+            for response in [
+                try await client.request(.patch, "/v1/passkeys/\(id)", token: other.token, json: ["name": "x"]),
+                try await client.request(.delete, "/v1/passkeys/\(id)", token: other.token),
+                try await client.request(.delete, "/v1/passkeys/unknown", token: owner.token),
+            ] {
+                #expect(response.status == .notFound)
+                #expect(response.errorCode == "passkey_not_found")
+            }
+            #expect(try await client.request(.get, "/v1/passkeys").errorCode == "unauthenticated")
+            #expect(try await client.request(.post, "/v1/passkeys/registrations/options", json: [:]).errorCode == "unauthenticated")
+        }
+    }
+
+    @Test func registrationOptionsNeedARecentPassword() async throws {
+        let clock = ManualClock()
+        try await TestServer.run(configuration: Self.configuration(), clock: clock) { client in
+            let account = try await Flow(client: client).signUp()
+            clock.advance(by: 11 * 60)
+            let options = try await Browser(client: client).options(account.token)
+            #expect(options.status == .forbidden)
+            #expect(options.errorCode == "reauthentication_required")
+        }
+    }
+
+    @Test func registrationFromAnotherOriginIsRejectedNamingTheStep() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let account = try await Flow(client: client).signUp()
+            let options = try await Browser(client: client).options(account.token)
+            let (_, response) = try VirtualAuthenticator().respond(toCreationOptions: Array(options.body), origin: "https://phish.example")
+            let verify = try await client.request(.post, "/v1/passkeys/registrations/verify", token: account.token, raw: String(decoding: response, as: UTF8.self))
+            #expect(verify.status == .badRequest)
+            #expect(verify.errorCode == "invalid_passkey_registration")
+            #expect(((verify.json["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("origin_not_allowed") == true)
+        }
+    }
+
+    @Test func registrationChallengesAreSingleUseExpiringAndBoundToTheUser() async throws {
+        let clock = ManualClock()
+        try await TestServer.run(configuration: Self.configuration(), clock: clock) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let intruder = try await flow.signUp()
+            let authenticator = VirtualAuthenticator()
+            let options = try await Browser(client: client).options(account.token)
+            let (_, response) = try authenticator.respond(toCreationOptions: Array(options.body), origin: Self.origin)
+            let body = String(decoding: response, as: UTF8.self)
+            // Another user cannot use it (and burns it).
+            let stolen = try await client.request(.post, "/v1/passkeys/registrations/verify", token: intruder.token, raw: body)
+            #expect(stolen.errorCode == "challenge_not_found")
+            let replay = try await client.request(.post, "/v1/passkeys/registrations/verify", token: account.token, raw: body)
+            #expect(replay.status == .unauthorized)
+            #expect(replay.errorCode == "challenge_not_found")
+
+            let late = try await Browser(client: client).options(account.token)
+            let (_, lateResponse) = try authenticator.respond(toCreationOptions: Array(late.body), origin: Self.origin)
+            clock.advance(by: 301)
+            let expired = try await client.request(
+                .post, "/v1/passkeys/registrations/verify", token: account.token, raw: String(decoding: lateResponse, as: UTF8.self))
+            #expect(expired.status == .unauthorized)
+            #expect(expired.errorCode == "challenge_expired")
+        }
+    }
+
+    @Test func aCredentialCannotBeRegisteredTwice() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let account = try await Flow(client: client).signUp()
+            let (credential, first) = try await Browser(client: client).register(account.token)
+            #expect(first.status == .created)
+            let options = try await Browser(client: client).options(account.token)
+            let challenge = try #require(options.value("challenge").flatMap { Base64.decode($0) })
+            let again = VirtualAuthenticator().register(
+                rpId: "app.example", origin: Self.origin, challenge: challenge, userHandle: Array(account.userId.utf8),
+                credentialId: credential.id)
+            let id = Base64.urlEncode(credential.id)
+            let response = try await client.request(
+                .post, "/v1/passkeys/registrations/verify", token: account.token,
+                json: [
+                    "id": id, "rawId": id, "type": "public-key",
+                    "response": [
+                        "clientDataJSON": Base64.urlEncode(again.clientDataJSON),
+                        "attestationObject": Base64.urlEncode(again.attestationObject),
+                    ] as [String: String],
+                ])
+            #expect(response.status == .conflict)
+            #expect(response.errorCode == "passkey_already_registered")
+        }
+    }
+
+    @Test func tamperedAssertionsAreRejected() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let account = try await Flow(client: client).signUp("tamper@example.com")
+            let browser = Browser(client: client)
+            var (credential, _) = try await browser.register(account.token)
+            let options = try await client.request(.post, "/v1/passkeys/authentications/options", json: [:])
+            let response = try browser.authenticator.respond(toRequestOptions: Array(options.body), credential: &credential, origin: Self.origin)
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(response)) as? [String: Any])
+            var inner = try #require(object["response"] as? [String: Any])
+            var signature = try #require((inner["signature"] as? String).flatMap { Base64.decode($0) })
+            signature[signature.count - 3] ^= 1
+            inner["signature"] = Base64.urlEncode(signature)
+            object["response"] = inner
+            let tampered = try await client.request(
+                .post, "/v1/passkeys/authentications/verify", raw: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+            #expect(tampered.status == .unauthorized)
+            #expect(tampered.errorCode == "invalid_passkey_assertion")
+            // The challenge was consumed by the failed attempt.
+            let replay = try await client.request(.post, "/v1/passkeys/authentications/verify", raw: String(decoding: response, as: UTF8.self))
+            #expect(replay.errorCode == "challenge_not_found")
+        }
+    }
+
+    @Test func anAllowListForOneAccountRejectsAnotherAccountsPasskey() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let flow = Flow(client: client)
+            let alice = try await flow.signUp("alice@example.com")
+            let bob = try await flow.signUp("bob@example.com")
+            let browser = Browser(client: client)
+            _ = try await browser.register(alice.token)
+            var (bobsCredential, _) = try await browser.register(bob.token)
+            // Options for Alice, answered with Bob's passkey (the virtual authenticator would refuse; force it).
+            let options = try await client.request(.post, "/v1/passkeys/authentications/options", json: ["email": "alice@example.com"])
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(options.body)) as? [String: Any])
+            object["allowCredentials"] = []
+            let response = try browser.authenticator.respond(
+                toRequestOptions: Array(try JSONSerialization.data(withJSONObject: object)), credential: &bobsCredential, origin: Self.origin)
+            let verify = try await client.request(.post, "/v1/passkeys/authentications/verify", raw: String(decoding: response, as: UTF8.self))
+            #expect(verify.status == .unauthorized)
+            #expect(verify.errorCode == "invalid_passkey_assertion")
+        }
+    }
+
+    @Test func malformedResponsesAreInvalidRequests() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let bad = try await client.request(
+                .post, "/v1/passkeys/authentications/verify",
+                json: ["id": "x", "rawId": "x", "type": "public-key", "response": ["clientDataJSON": "!!", "authenticatorData": "", "signature": ""]])
+            #expect(bad.status == .badRequest)
+            #expect(bad.errorCode == "invalid_request")
+            let notJSON = try await client.request(
+                .post, "/v1/passkeys/authentications/verify",
+                json: [
+                    "id": "x", "rawId": "eA", "type": "public-key",
+                    "response": ["clientDataJSON": Base64.urlEncode(Array("nope".utf8)), "authenticatorData": "AA", "signature": "AA"],
+                ])
+            #expect(notJSON.status == .unauthorized)
+            #expect(notJSON.errorCode == "invalid_passkey_assertion")
+        }
+    }
+}
