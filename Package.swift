@@ -129,6 +129,10 @@ let package = Package(
             dependencies: [
                 "TouchstoneServer",
                 "TouchstoneStore",
+                "TouchstoneWebAuthn",
+                "TouchstoneCrypto",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 "TouchstoneKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),

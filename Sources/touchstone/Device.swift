@@ -130,7 +130,7 @@ private func resolvePassword(_ option: String?) throws -> String {
     throw ValidationError("give --password or set TOUCHSTONE_PASSWORD")
 }
 
-private func printJSON(_ value: some Encodable) throws {
+func printJSON(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     print(String(decoding: try encoder.encode(value), as: UTF8.self))

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TouchstoneStore
+import TouchstoneWebAuthn
 
 /// Passkeys (WebAuthn): `/v1/passkeys/...`.
 struct PasskeyController {
@@ -31,8 +32,8 @@ struct PasskeyController {
 
     @Sendable func verifyRegistration(request: Request, context: Context) async throws -> JSONResponse<PasskeyBody> {
         let caller = try context.requireIdentity()
-        let body = try await request.decodeJSON(as: RegistrationResponseJSON.self, context: context)
-        let passkey = try await self.service.verifyRegistration(caller: caller, response: body)
+        let body = try await request.decodeJSON(as: NamedRegistrationResponse.self, context: context)
+        let passkey = try await self.service.verifyRegistration(caller: caller, response: body.credential, name: body.name)
         return JSONResponse(.created, PasskeyBody(passkey: PasskeyResource(passkey)))
     }
 

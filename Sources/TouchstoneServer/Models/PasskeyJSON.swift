@@ -1,55 +1,17 @@
 import Foundation
 import TouchstoneStore
+import TouchstoneWebAuthn
 
-/// `RegistrationResponseJSON` (WebAuthn Level 3 §5.1, `PublicKeyCredential.toJSON()` after `create()`).
-struct RegistrationResponseJSON: Decodable {
-    struct Response: Decodable {
-        var clientDataJSON: String
-        var attestationObject: String
-        var transports: [String]?
-    }
-
-    var id: String
-    var rawId: String
-    var type: String
-    var response: Response
-    /// Not part of the WebAuthn JSON: the name the user gives the passkey.
+/// The body of `POST /v1/passkeys/registrations/verify`: a `RegistrationResponseJSON` and an optional name.
+struct NamedRegistrationResponse: Decodable {
+    var credential: RegistrationResponseJSON
     var name: String?
 
-    enum CodingKeys: CodingKey { case id, rawId, type, response, name }
+    enum CodingKeys: CodingKey { case name }
 
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.id = try container.decodeString(.id, maxLength: 2048)
-        self.rawId = try container.decodeString(.rawId, maxLength: 2048)
-        self.type = try container.decodeString(.type, maxLength: 32)
-        self.response = try container.decode(Response.self, forKey: .response)
-        self.name = try container.decodeStringIfPresent(.name, maxLength: 200)
-    }
-}
-
-/// `AuthenticationResponseJSON` (WebAuthn Level 3 §5.1, `PublicKeyCredential.toJSON()` after `get()`).
-struct AuthenticationResponseJSON: Decodable {
-    struct Response: Decodable {
-        var clientDataJSON: String
-        var authenticatorData: String
-        var signature: String
-        var userHandle: String?
-    }
-
-    var id: String
-    var rawId: String
-    var type: String
-    var response: Response
-
-    enum CodingKeys: CodingKey { case id, rawId, type, response }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.id = try container.decodeString(.id, maxLength: 2048)
-        self.rawId = try container.decodeString(.rawId, maxLength: 2048)
-        self.type = try container.decodeString(.type, maxLength: 32)
-        self.response = try container.decode(Response.self, forKey: .response)
+        self.credential = try RegistrationResponseJSON(from: decoder)
+        self.name = try decoder.container(keyedBy: CodingKeys.self).decodeStringIfPresent(.name, maxLength: 200)
     }
 }
 

@@ -57,10 +57,11 @@ struct PasskeyService: Sendable {
         )
     }
 
-    func verifyRegistration(caller: AuthenticatedSession, response: RegistrationResponseJSON) async throws -> PasskeyRecord {
+    func verifyRegistration(caller: AuthenticatedSession, response: RegistrationResponseJSON, name: String?) async throws
+        -> PasskeyRecord
+    {
         let now = self.now()
-        let clientDataJSON = try Self.decode(response.response.clientDataJSON, field: "response.clientDataJSON")
-        let attestationObject = try Self.decode(response.response.attestationObject, field: "response.attestationObject")
+        let (rawId, clientDataJSON, attestationObject) = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
         let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .registration, at: now)
         guard challenge.userId == caller.user.id else { throw APIError.challengeNotFound }
         let verified: VerifiedRegistration
@@ -75,14 +76,14 @@ struct PasskeyService: Sendable {
             throw APIError.invalidPasskeyRegistration(error)
         }
         let credentialId = Base64.urlEncode(verified.credentialId)
-        guard Base64.decode(response.rawId) == verified.credentialId else {
+        guard rawId == verified.credentialId else {
             throw APIError.invalidPasskeyRegistration(WebAuthnError(.malformed, "rawId is not the attested credential id"))
         }
         let record = PasskeyRecord(
             id: self.secrets.newIdentifier(),
             credentialId: credentialId,
             userId: caller.user.id,
-            name: response.name,
+            name: name,
             publicKey: verified.publicKey,
             algorithm: verified.algorithm.rawValue,
             signCount: Int64(verified.signCount),
@@ -133,13 +134,9 @@ struct PasskeyService: Sendable {
 
     func verifyAuthentication(_ response: AuthenticationResponseJSON) async throws -> (UserRecord, String, SessionRecord) {
         let now = self.now()
-        let clientDataJSON = try Self.decode(response.response.clientDataJSON, field: "response.clientDataJSON")
-        let authenticatorData = try Self.decode(response.response.authenticatorData, field: "response.authenticatorData")
-        let signature = try Self.decode(response.response.signature, field: "response.signature")
-        let userHandle = try response.response.userHandle.flatMap { $0.isEmpty ? nil : $0 }.map {
-            try Self.decode($0, field: "response.userHandle")
+        let (credentialId, clientDataJSON, authenticatorData, signature, userHandle) = try Self.invalidRequestOnFailure {
+            () throws(WebAuthnError) in try response.decoded()
         }
-        let credentialId = try Self.decode(response.rawId, field: "rawId")
         let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .authentication, at: now)
         guard let passkey = try await self.store.passkey(credentialId: Base64.urlEncode(credentialId)) else {
             throw APIError.passkeyNotFoundForLogin
@@ -208,6 +205,15 @@ struct PasskeyService: Sendable {
         }
         guard now < record.expiresAt else { throw APIError.challengeExpired }
         return record
+    }
+
+    /// Base64url fields that do not decode are a malformed request, not a failed verification.
+    private static func invalidRequestOnFailure<T>(_ body: () throws(WebAuthnError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw APIError.invalidRequest(error.reason)
+        }
     }
 
     private static func decode(_ text: String, field: String) throws -> [UInt8] {
