@@ -32,6 +32,10 @@ device status | grep -q '"enabled" : true' || fail "status"
 device disable | grep -q '"disabled"' || fail "disable"
 if device login >"$work/refused.json"; then fail "login after disable succeeded"; fi
 grep -q '"notEnabled"' "$work/refused.json" || fail "login after disable: $(cat "$work/refused.json")"
+# Passkeys through the simulated authenticator (the origin must be the relying party's: localhost).
+pk() { "$bin" device "$@" --server "http://localhost:$port" --state "$work/device"; }
+TOUCHSTONE_PASSWORD="correct horse battery" pk passkey-register --email smoke@example.com | grep -q '"aaguid"' || fail "passkey-register"
+pk passkey-login | grep -q '"passkey"' || fail "passkey-login"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$server/v1/sessions" -d '{"email":"smoke@example.com","password":"wrong"}')
 [ "$code" = 401 ] || fail "wrong password gave $code"
-echo "smoke: serve + device enable/login/status/disable + refused login: ok"
+echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login: ok"

@@ -2,6 +2,7 @@ public import ArgumentParser
 import Foundation
 public import TouchstoneCrypto
 import TouchstoneKit
+import TouchstoneWebAuthn
 
 extension SignatureAlgorithm: ExpressibleByArgument {}
 
@@ -9,7 +10,7 @@ extension SignatureAlgorithm: ExpressibleByArgument {}
 struct Device: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A simulated device driven by the real SDK (software keys, auto-approved prompt). Prints JSON.",
-        subcommands: [Enable.self, Login.self, Disable.self, Status.self]
+        subcommands: [Enable.self, Login.self, Disable.self, Status.self, PasskeyRegister.self, PasskeyLogin.self]
     )
 
     struct Options: ParsableArguments {
@@ -22,13 +23,27 @@ struct Device: AsyncParsableCommand {
         @Option(name: .long, help: "Key algorithm: ES256, EdDSA or RS256.")
         var algorithm: SignatureAlgorithm = .es256
 
-        func makeLogin() throws -> BiometricLogin {
+        var stateDirectory: URL { URL(fileURLWithPath: self.state, isDirectory: true) }
+
+        /// The server URL's origin (`scheme://host[:port]`), what a browser on that page would report.
+        var serverOrigin: String {
+            guard let components = URLComponents(string: self.server), let scheme = components.scheme, let host = components.host else {
+                return self.server
+            }
+            return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
+        }
+
+        func client() throws -> TouchstoneClient {
             guard let url = URL(string: self.server), url.scheme == "http" || url.scheme == "https" else {
                 throw ValidationError("--server must be an http(s) URL")
             }
-            let directory = URL(fileURLWithPath: self.state, isDirectory: true)
+            return TouchstoneClient(baseURL: url)
+        }
+
+        func makeLogin() throws -> BiometricLogin {
+            let directory = self.stateDirectory
             return BiometricLogin(
-                client: TouchstoneClient(baseURL: url),
+                client: try self.client(),
                 keyStore: try SoftwareKeyStore(directory: directory.appendingPathComponent("keys")),
                 verifier: ScriptedVerifier.alwaysApprove(),
                 stateStore: try FileStateStore(directory: directory),
@@ -124,7 +139,7 @@ struct Device: AsyncParsableCommand {
     }
 }
 
-private func resolvePassword(_ option: String?) throws -> String {
+func resolvePassword(_ option: String?) throws -> String {
     if let option { return option }
     if let environment = ProcessInfo.processInfo.environment["TOUCHSTONE_PASSWORD"] { return environment }
     throw ValidationError("give --password or set TOUCHSTONE_PASSWORD")
@@ -137,11 +152,14 @@ func printJSON(_ value: some Encodable) throws {
 }
 
 /// Prints SDK errors as `{"error":{"code","message"}}` and exits 1.
-private func printingErrors(_ body: () async throws -> Void) async throws {
+func printingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as BiometricLoginError {
         try printJSON(["error": ["code": error.serverCode ?? error.code.rawValue, "message": error.message]])
+        throw ExitCode.failure
+    } catch let error as VirtualAuthenticator.OptionsError {
+        try printJSON(["error": ["code": "authenticator_refused", "message": error.description]])
         throw ExitCode.failure
     }
 }

@@ -41,6 +41,15 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (TOUCHSTONE_LOG_LEVEL).")
     var logLevel: String?
 
+    @Option(name: .customLong("rp-id"), help: "WebAuthn relying party id, the site's domain (TOUCHSTONE_RP_ID). Default localhost.")
+    var rpId: String?
+
+    @Option(name: .customLong("rp-name"), help: "WebAuthn relying party name (TOUCHSTONE_RP_NAME).")
+    var rpName: String?
+
+    @Option(name: .customLong("origin"), help: "An origin allowed for passkeys, repeatable (TOUCHSTONE_ORIGINS). Default http://localhost:PORT.")
+    var origins: [String] = []
+
     func run() async throws {
         var configuration = try environmentConfiguration()
         if let host { configuration.host = host }
@@ -51,6 +60,9 @@ struct Serve: AsyncParsableCommand {
         if let database { configuration.database = try parseDatabase(database) }
         if self.noMigrate { configuration.migrateOnStart = false }
         if let devicePolicy { configuration.devicePolicy = devicePolicy }
+        if let rpId { configuration.passkeys.rpId = rpId }
+        if let rpName { configuration.passkeys.rpName = rpName }
+        if !self.origins.isEmpty { configuration.passkeys.origins = self.origins }
         if let challengeTTL {
             guard challengeTTL > 0 else { throw ValidationError("--challenge-ttl must be positive") }
             configuration.challengeTTL = .seconds(challengeTTL)

@@ -60,3 +60,14 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     }
     public var biometrics: Biometrics
 }
+
+/// A passkey as the server lists it.
+public struct PasskeyInfo: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String?
+    public var aaguid: String
+    public var backupEligible: Bool
+    public var backedUp: Bool
+    public var createdAt: String
+    public var lastUsedAt: String?
+}

@@ -109,6 +109,31 @@ public struct TouchstoneClient: Sendable {
         )
     }
 
+    // MARK: Passkeys (the JSON is passed through as the browser APIs take and give it)
+
+    /// `PublicKeyCredentialCreationOptionsJSON` for adding a passkey to the signed-in account.
+    public func passkeyRegistrationOptions(token: String) async throws -> Data {
+        try await self.exchange("POST", "/v1/passkeys/registrations/options", token: token, body: [String: String]()).body
+    }
+
+    /// Sends a `RegistrationResponseJSON`; returns the stored passkey.
+    public func verifyPasskeyRegistration(token: String, responseJSON: Data) async throws -> PasskeyInfo {
+        struct Body: Decodable { var passkey: PasskeyInfo }
+        let response = try await self.exchange("POST", "/v1/passkeys/registrations/verify", token: token, raw: responseJSON)
+        return try self.decode(Body.self, response, path: "/v1/passkeys/registrations/verify").passkey
+    }
+
+    /// `PublicKeyCredentialRequestOptionsJSON`; with an email, limited to that account's passkeys.
+    public func passkeyAuthenticationOptions(email: String? = nil) async throws -> Data {
+        try await self.exchange("POST", "/v1/passkeys/authentications/options", token: nil, body: email.map { ["email": $0] } ?? [:]).body
+    }
+
+    /// Sends an `AuthenticationResponseJSON`; returns the new session.
+    public func verifyPasskeyAuthentication(responseJSON: Data) async throws -> TouchstoneSession {
+        let response = try await self.exchange("POST", "/v1/passkeys/authentications/verify", token: nil, raw: responseJSON)
+        return try self.decode(TouchstoneSession.self, response, path: "/v1/passkeys/authentications/verify")
+    }
+
     // MARK: Plumbing
 
     private struct ErrorBody: Decodable {
@@ -135,6 +160,10 @@ public struct TouchstoneClient: Sendable {
         encodable body: (some Encodable)?
     ) async throws -> Output {
         let response = try await self.exchange(method, path, token: token, body: body)
+        return try self.decode(Output.self, response, path: path)
+    }
+
+    private func decode<Output: Decodable>(_ type: Output.Type, _ response: TransportResponse, path: String) throws -> Output {
         do {
             return try JSONDecoder().decode(Output.self, from: response.body)
         } catch {
@@ -149,13 +178,13 @@ public struct TouchstoneClient: Sendable {
     private func exchange(_ method: String, _ path: String, token: String?, body: (some Encodable)?) async throws
         -> TransportResponse
     {
+        try await self.exchange(method, path, token: token, raw: try body.map { try JSONEncoder().encode($0) })
+    }
+
+    private func exchange(_ method: String, _ path: String, token: String?, raw data: Data?) async throws -> TransportResponse {
         var headers = ["Accept": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
-        var data: Data?
-        if let body {
-            headers["Content-Type"] = "application/json"
-            data = try JSONEncoder().encode(body)
-        }
+        if data != nil { headers["Content-Type"] = "application/json" }
         let response: TransportResponse
         do {
             response = try await self.transport.send(TransportRequest(method: method, path: path, headers: headers, body: data))

@@ -179,3 +179,43 @@ public struct VirtualAuthenticator: Sendable {
         return Array("{\(body)}".utf8)
     }
 }
+
+extension VirtualAuthenticator.Credential: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case id, rpId, userHandle, algorithm, signCount, privateKey
+    }
+
+    /// Encodes the credential with its private key (base64url): keep such files private (mode 0600).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Base64.urlEncode(self.id), forKey: .id)
+        try container.encode(self.rpId, forKey: .rpId)
+        try container.encode(Base64.urlEncode(self.userHandle), forKey: .userHandle)
+        try container.encode(self.algorithm, forKey: .algorithm)
+        try container.encode(self.signCount, forKey: .signCount)
+        switch self.privateKey {
+        case .p256(let key): try container.encode(Base64.urlEncode(key.rawRepresentation), forKey: .privateKey)
+        case .ed25519(let key): try container.encode(Base64.urlEncode(key.rawRepresentation), forKey: .privateKey)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func bytes(_ key: CodingKeys) throws -> [UInt8] {
+            guard let value = Base64.decode(try container.decode(String.self, forKey: key)) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not base64url")
+            }
+            return value
+        }
+        self.id = try bytes(.id)
+        self.rpId = try container.decode(String.self, forKey: .rpId)
+        self.userHandle = try bytes(.userHandle)
+        self.algorithm = try container.decode(COSEAlgorithm.self, forKey: .algorithm)
+        self.signCount = try container.decode(UInt32.self, forKey: .signCount)
+        let raw = try bytes(.privateKey)
+        switch self.algorithm {
+        case .eddsa: self.privateKey = .ed25519(try Curve25519.Signing.PrivateKey(rawRepresentation: raw))
+        default: self.privateKey = .p256(try P256.Signing.PrivateKey(rawRepresentation: raw))
+        }
+    }
+}
