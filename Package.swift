@@ -94,7 +94,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.copy("Resources/openapi.json")],
+            resources: [.copy("Resources/openapi.json"), .copy("Resources/web")],
             swiftSettings: swiftSettings
         ),
         // The client SDK: platform-neutral core plus thin platform adapters.

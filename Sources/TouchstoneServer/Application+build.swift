@@ -106,6 +106,7 @@ func buildRouter(
     router.add(middleware: LogRequestsMiddleware(.debug))
 
     SystemController(configuration: configuration, store: store).addRoutes(to: router)
+    WebController().addRoutes(to: router)
     AccountController(
         store: store,
         sessions: sessions,

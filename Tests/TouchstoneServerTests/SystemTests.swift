@@ -17,6 +17,22 @@ struct SystemTests {
         }
     }
 
+    @Test func theWebPageIsServedWithAStrictContentSecurityPolicy() async throws {
+        try await TestServer.run { client in
+            let page = try await client.request(.get, "/")
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(page.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
+            #expect(String(decoding: page.body, as: UTF8.self).contains("<script src=\"/app.js\" defer></script>"))
+            let script = try await client.request(.get, "/app.js")
+            #expect(script.headers[.contentType] == "text/javascript; charset=utf-8")
+            #expect(String(decoding: script.body, as: UTF8.self).contains("navigator.credentials.create"))
+            // The token is never written to storage by the page.
+            #expect(!String(decoding: script.body, as: UTF8.self).contains("localStorage.setItem"))
+            #expect(try await client.request(.get, "/style.css").status == .ok)
+        }
+    }
+
     @Test func livenessAndReadiness() async throws {
         try await TestServer.run { client in
             #expect(try await client.request(.get, "/health/live").status == .ok)

@@ -1,0 +1,216 @@
+// Touchstone's demo page. The bearer token is kept in memory only (never in localStorage, sessionStorage or a cookie
+// readable by scripts), so an injected script cannot lift it from storage, and reloading the page signs out.
+"use strict";
+
+let session = null; // {user, session}
+let conditionalAbort = null;
+
+const $ = (id) => document.getElementById(id);
+
+function setStatus(text, isError = false) {
+  const element = $("status");
+  element.textContent = text;
+  element.className = isError ? "error" : "";
+}
+
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (session) headers.Authorization = `Bearer ${session.session.token}`;
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 204) return null;
+  const json = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(json.error ? json.error.message : `HTTP ${response.status}`);
+    error.code = json.error ? json.error.code : "http_error";
+    throw error;
+  }
+  return json;
+}
+
+// MARK: base64url <-> ArrayBuffer (for browsers without parseCreationOptionsFromJSON / toJSON)
+
+function fromBase64url(text) {
+  const base64 = text.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(text.length / 4) * 4, "=");
+  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)).buffer;
+}
+
+function toBase64url(buffer) {
+  const bytes = new Uint8Array(buffer);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function creationOptions(json) {
+  if (PublicKeyCredential.parseCreationOptionsFromJSON) return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+  return {
+    ...json,
+    challenge: fromBase64url(json.challenge),
+    user: { ...json.user, id: fromBase64url(json.user.id) },
+    excludeCredentials: (json.excludeCredentials || []).map((c) => ({ ...c, id: fromBase64url(c.id) })),
+  };
+}
+
+function requestOptions(json) {
+  if (PublicKeyCredential.parseRequestOptionsFromJSON) return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+  return {
+    ...json,
+    challenge: fromBase64url(json.challenge),
+    allowCredentials: (json.allowCredentials || []).map((c) => ({ ...c, id: fromBase64url(c.id) })),
+  };
+}
+
+function credentialJSON(credential) {
+  if (typeof credential.toJSON === "function") return credential.toJSON();
+  const response = {};
+  for (const key of ["clientDataJSON", "attestationObject", "authenticatorData", "signature", "userHandle"]) {
+    if (credential.response[key]) response[key] = toBase64url(credential.response[key]);
+  }
+  return { id: credential.id, rawId: toBase64url(credential.rawId), type: credential.type, response, clientExtensionResults: {} };
+}
+
+// MARK: Views
+
+function showSignedIn(signedIn) {
+  session = signedIn;
+  $("signed-out").hidden = true;
+  $("signed-in").hidden = false;
+  $("who").textContent = signedIn.user.email;
+  $("methods").textContent = signedIn.session.methods.join(", ");
+  $("expires").textContent = new Date(signedIn.session.expiresAt).toLocaleString();
+  if (conditionalAbort) conditionalAbort.abort();
+  refreshLists().catch((error) => setStatus(error.message, true));
+}
+
+// Autofill is armed once per page load (as browsers recommend, on load); after a sign-out it comes back with the next
+// load, so that signing out does not immediately offer to sign back in.
+function showSignedOut({ armAutofill } = { armAutofill: false }) {
+  session = null;
+  $("signed-in").hidden = true;
+  $("signed-out").hidden = false;
+  if (armAutofill) startConditionalSignIn();
+}
+
+function listItem(text, detail, actions) {
+  const item = document.createElement("li");
+  const label = document.createElement("span");
+  label.textContent = text;
+  const small = document.createElement("small");
+  small.textContent = ` ${detail}`;
+  label.append(small);
+  item.append(label);
+  for (const [title, handler] of actions) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = title;
+    button.addEventListener("click", () => handler().catch((error) => setStatus(error.message, true)));
+    item.append(button);
+  }
+  return item;
+}
+
+async function refreshLists() {
+  const { passkeys } = await api("GET", "/v1/passkeys");
+  $("passkeys").replaceChildren(
+    ...(passkeys.length ? passkeys.map((passkey) =>
+      listItem(passkey.name || "Unnamed passkey", `added ${new Date(passkey.createdAt).toLocaleDateString()}${passkey.backedUp ? ", synced" : ""}`, [
+        ["Rename", async () => {
+          const name = prompt("New name", passkey.name || "");
+          if (name === null) return;
+          await api("PATCH", `/v1/passkeys/${passkey.id}`, { name });
+          await refreshLists();
+        }],
+        ["Remove", async () => {
+          await api("DELETE", `/v1/passkeys/${passkey.id}`);
+          await refreshLists();
+        }],
+      ])) : [listItem("No passkeys yet", "", [])])
+  );
+  const { registrations } = await api("GET", "/v1/biometrics/registrations");
+  const active = registrations.filter((registration) => registration.status === "active");
+  $("devices").replaceChildren(
+    ...(active.length ? active.map((device) =>
+      listItem(device.deviceName || device.deviceId, `${device.algorithm}, ${device.lastUsedAt ? "last used " + new Date(device.lastUsedAt).toLocaleDateString() : "never used"}`, [
+        ["Remove", async () => {
+          await api("DELETE", `/v1/biometrics/registrations/${device.id}`);
+          await refreshLists();
+        }],
+      ])) : [listItem("No biometric devices", "", [])])
+  );
+}
+
+// MARK: Actions
+
+async function signUp(event) {
+  event.preventDefault();
+  const body = { email: $("sign-up-email").value, password: $("sign-up-password").value };
+  if ($("sign-up-name").value) body.displayName = $("sign-up-name").value;
+  showSignedIn(await api("POST", "/v1/users", body));
+  setStatus("Account created.");
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  showSignedIn(await api("POST", "/v1/sessions", { email: $("sign-in-email").value, password: $("sign-in-password").value }));
+  setStatus("Signed in with your password.");
+}
+
+async function addPasskey() {
+  const options = await api("POST", "/v1/passkeys/registrations/options", {});
+  const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
+  await api("POST", "/v1/passkeys/registrations/verify", { ...credentialJSON(credential), name: "Passkey on this device" });
+  setStatus("Passkey added.");
+  await refreshLists();
+}
+
+async function finishPasskeySignIn(credential, how) {
+  showSignedIn(await api("POST", "/v1/passkeys/authentications/verify", credentialJSON(credential)));
+  setStatus(`Signed in with a passkey${how}.`);
+}
+
+async function passkeySignIn() {
+  if (conditionalAbort) conditionalAbort.abort();
+  const email = $("sign-in-email").value;
+  const options = await api("POST", "/v1/passkeys/authentications/options", email ? { email } : {});
+  const credential = await navigator.credentials.get({ publicKey: requestOptions(options) });
+  await finishPasskeySignIn(credential, "");
+}
+
+// Autofill: offer passkeys in the email field's suggestions where the browser supports conditional mediation.
+async function startConditionalSignIn() {
+  if (!window.PublicKeyCredential || !PublicKeyCredential.isConditionalMediationAvailable) return;
+  if (!(await PublicKeyCredential.isConditionalMediationAvailable())) return;
+  conditionalAbort = new AbortController();
+  try {
+    const options = await api("POST", "/v1/passkeys/authentications/options", {});
+    const credential = await navigator.credentials.get({
+      publicKey: requestOptions(options),
+      mediation: "conditional",
+      signal: conditionalAbort.signal,
+    });
+    await finishPasskeySignIn(credential, " (autofill)");
+  } catch (error) {
+    if (error.name !== "AbortError") setStatus(error.message, true);
+  }
+}
+
+async function signOut() {
+  await api("DELETE", "/v1/session");
+  showSignedOut();
+  setStatus("Signed out.");
+}
+
+function guarded(handler) {
+  return (event) => handler(event).catch((error) => setStatus(error.message, true));
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("sign-up-form").addEventListener("submit", guarded(signUp));
+  $("sign-in-form").addEventListener("submit", guarded(signIn));
+  $("passkey-sign-in").addEventListener("click", guarded(passkeySignIn));
+  $("add-passkey").addEventListener("click", guarded(addPasskey));
+  $("sign-out").addEventListener("click", guarded(signOut));
+  if (!window.PublicKeyCredential) setStatus("This browser does not support passkeys.", true);
+  showSignedOut({ armAutofill: true });
+});
