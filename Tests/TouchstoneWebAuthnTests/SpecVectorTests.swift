@@ -51,7 +51,7 @@ struct SpecVectorTests {
     }()
 
     /// Formats whose verification is not written yet; their vectors are recorded as known issues, not passed.
-    static let pendingFormats: Set<String> = ["tpm", "android-key"]
+    static let pendingFormats: Set<String> = ["android-key"]
 
     static func relyingParty(allowCrossOrigin: Bool, topOrigins: [String]?) throws -> RelyingParty {
         var rp = RelyingParty(id: vectors.rpId, name: "Example", origins: [vectors.origin])

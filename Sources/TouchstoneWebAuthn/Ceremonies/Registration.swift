@@ -1,6 +1,7 @@
 public import Foundation
 import Crypto
 public import X509
+import SwiftASN1
 
 /// A registration that passed verification: what the relying party stores.
 public struct VerifiedRegistration: Sendable {
@@ -113,9 +114,21 @@ extension RelyingParty {
     static func chainIsTrusted(_ path: [Certificate], anchors: [Certificate], at time: Date) async -> Bool {
         var verifier = Verifier(rootCertificates: CertificateStore(anchors)) {
             RFC5280Policy(validationTime: time)
+            AttestationCertificatePolicy()
         }
         let result = await verifier.validate(leafCertificate: path[0], intermediates: CertificateStore(path.dropFirst()))
         if case .validCertificate = result { return true }
         return false
+    }
+}
+
+/// Declares the critical extensions that attestation formats check themselves, so chain building does not discard an
+/// attestation certificate for carrying them (a TPM AIK certificate's subject alternative name must be critical,
+/// §8.3.1, and the TPM format verifies its contents).
+struct AttestationCertificatePolicy: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [.X509ExtensionID.subjectAlternativeName]
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        .meetsPolicy
     }
 }

@@ -33,6 +33,7 @@ enum AttestationFormats {
         PackedAttestation.identifier: PackedAttestation.self,
         FIDOU2FAttestation.identifier: FIDOU2FAttestation.self,
         AppleAttestation.identifier: AppleAttestation.self,
+        TPMAttestation.identifier: TPMAttestation.self,
     ]
 }
 
