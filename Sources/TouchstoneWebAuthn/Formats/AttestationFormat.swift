@@ -34,6 +34,7 @@ enum AttestationFormats {
         FIDOU2FAttestation.identifier: FIDOU2FAttestation.self,
         AppleAttestation.identifier: AppleAttestation.self,
         TPMAttestation.identifier: TPMAttestation.self,
+        AndroidKeyAttestation.identifier: AndroidKeyAttestation.self,
     ]
 }
 

@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+import TouchstoneCrypto
+
+@testable import TouchstoneWebAuthn
+
+/// Each attestation format's own checks, by tampering with the spec's vectors.
+struct AttestationFormatTests {
+    typealias Vector = SpecVectorTests.Vectors.Registration
+
+    static func vector(_ name: String) throws -> Vector {
+        try #require(SpecVectorTests.vectors.registrations.first { $0.name == name })
+    }
+
+    /// The client data with one more member: same challenge and origin, different hash.
+    static func extendedClientData(_ vector: Vector) throws -> [UInt8] {
+        var json = try #require(Base64.decode(vector.clientDataJSON))
+        #expect(json.last == UInt8(ascii: "}"))
+        json.removeLast()
+        return json + Array(#","tampered":true}"#.utf8)
+    }
+
+    static func verify(_ vector: Vector, clientDataJSON: [UInt8]? = nil, attestationObject: [UInt8]? = nil, rp: RelyingParty? = nil)
+        async throws -> VerifiedRegistration
+    {
+        let party = try rp ?? SpecVectorTests.relyingParty(allowCrossOrigin: false, topOrigins: nil)
+        return try await party.verifyRegistration(
+            clientDataJSON: try clientDataJSON ?? #require(Base64.decode(vector.clientDataJSON)),
+            attestationObject: try attestationObject ?? #require(Base64.decode(vector.attestationObject)),
+            challenge: try #require(Base64.decode(vector.challenge)),
+            at: Date(timeIntervalSince1970: 1_750_000_000)
+        )
+    }
+
+    /// Rewrites one member of the attestation statement.
+    static func withStatement(_ vector: Vector, _ change: (inout CBORMap) -> Void) throws -> [UInt8] {
+        let bytes = try #require(Base64.decode(vector.attestationObject))
+        var object = try #require(try CBORDecoder().decode(bytes).mapValue)
+        var statement = try #require(object[text: "attStmt"]?.mapValue)
+        change(&statement)
+        object.set(.text("attStmt"), .map(statement))
+        return CBOREncoder.encode(.map(object))
+    }
+
+    @Test(arguments: [
+        ("PackedSelfES256", WebAuthnError.Code.invalidSignature),
+        ("PackedES256WithMDS", .invalidSignature),
+        ("PackedRS256WithMDS", .invalidSignature),
+        ("FIDOU2FES256", .invalidSignature),
+        ("AppleAnonymousES256", .invalidAttestation),  // the nonce no longer matches
+        ("TPMES256", .invalidAttestation),  // certInfo extraData no longer matches
+    ])
+    func theStatementIsBoundToTheClientData(name: String, expected: WebAuthnError.Code) async throws {
+        let vector = try Self.vector(name)
+        await #expect(throws: WebAuthnError(expected, "")) {
+            try await Self.verify(vector, clientDataJSON: try Self.extendedClientData(vector))
+        }
+    }
+
+    @Test(arguments: ["PackedES256WithMDS", "FIDOU2FES256", "AppleAnonymousES256", "TPMES256"])
+    func certificatesAreRequired(name: String) async throws {
+        let vector = try Self.vector(name)
+        let stripped = try Self.withStatement(vector) { $0.set(.text("x5c"), .array([])) }
+        await #expect(throws: WebAuthnError(.invalidAttestation, "")) { try await Self.verify(vector, attestationObject: stripped) }
+        let garbage = try Self.withStatement(vector) { $0.set(.text("x5c"), .array([.bytes([0x30, 0x03, 0x02, 0x01, 0x01])])) }
+        await #expect(throws: WebAuthnError(.invalidAttestation, "")) { try await Self.verify(vector, attestationObject: garbage) }
+    }
+
+    @Test func aSelfAttestationMustUseTheCredentialAlgorithm() async throws {
+        let vector = try Self.vector("PackedSelfES256")
+        let other = try Self.withStatement(vector) { $0.set(.text("alg"), .int(-8)) }
+        await #expect(throws: WebAuthnError(.invalidAttestation, "")) { try await Self.verify(vector, attestationObject: other) }
+    }
+
+    @Test func tpmVersionAndStructuresAreChecked() async throws {
+        let vector = try Self.vector("TPMES256")
+        let oldVersion = try Self.withStatement(vector) { $0.set(.text("ver"), .text("1.2")) }
+        await #expect(throws: WebAuthnError(.invalidAttestation, "")) { try await Self.verify(vector, attestationObject: oldVersion) }
+        let truncated = try Self.withStatement(vector) { statement in
+            statement.set(.text("certInfo"), .bytes(Array((statement[text: "certInfo"]?.bytesValue ?? []).prefix(20))))
+        }
+        await #expect(throws: WebAuthnError(.invalidAttestation, "")) { try await Self.verify(vector, attestationObject: truncated) }
+        let otherKey = try Self.withStatement(vector) { statement in
+            var pubArea = statement[text: "pubArea"]?.bytesValue ?? []
+            pubArea[pubArea.count - 1] ^= 1  // the last byte of the key's y coordinate
+            statement.set(.text("pubArea"), .bytes(pubArea))
+        }
+        await #expect(throws: WebAuthnError(.invalidAttestation, "")) { try await Self.verify(vector, attestationObject: otherKey) }
+    }
+
+    @Test func untrustedChainsAreRefusedWhenBasicAttestationIsRequired() async throws {
+        let vector = try Self.vector("PackedES256WithMDS")
+        var rp = RelyingParty(id: "example.org", name: "Example", origins: ["https://example.org"])
+        rp.minimumAttestation = .basic
+        await #expect(throws: WebAuthnError(.untrustedAttestation, "")) { try await Self.verify(vector, rp: rp) }
+        // Without the requirement it is accepted, reported untrusted.
+        rp.minimumAttestation = .none
+        let result = try await Self.verify(vector, rp: rp)
+        #expect(result.attestationType == .basic)
+        #expect(!result.attestationTrusted)
+        // With the anchor, and at a time outside the certificates' validity, the chain is not trusted.
+        var anchored = try SpecVectorTests.relyingParty(allowCrossOrigin: false, topOrigins: nil)
+        anchored.minimumAttestation = .basic
+        await #expect(throws: WebAuthnError(.untrustedAttestation, "")) {
+            try await anchored.verifyRegistration(
+                clientDataJSON: try #require(Base64.decode(vector.clientDataJSON)),
+                attestationObject: try #require(Base64.decode(vector.attestationObject)),
+                challenge: try #require(Base64.decode(vector.challenge)),
+                at: Date(timeIntervalSince1970: 1_600_000_000)  // 2020, before the certificates' notBefore
+            )
+        }
+    }
+}
+
+/// Hostile binary input to the parsers: a typed error, never a trap.
+struct HostileInputTests {
+    @Test(arguments: [
+        [UInt8](),
+        [UInt8](repeating: 0, count: 36),
+        [UInt8](repeating: 0, count: 32) + [0x41, 0, 0, 0, 0],  // AT set, no attested data
+        [UInt8](repeating: 0, count: 32) + [0x41, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0xFF, 0xFF],  // id 65535
+        [UInt8](repeating: 0, count: 32) + [0x41, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0, 4, 1, 2],  // id past end
+        [UInt8](repeating: 0, count: 32) + [0x01, 0, 0, 0, 0, 0x00],  // trailing byte
+        [UInt8](repeating: 0, count: 32) + [0x81, 0, 0, 0, 0, 0x01],  // ED set, extensions not a map
+    ])
+    func malformedAuthenticatorData(bytes: [UInt8]) {
+        #expect(throws: WebAuthnError(.malformed, "")) { try AuthenticatorData(bytes: bytes) }
+    }
+
+    @Test func aCredentialIdOver1023BytesIsRejected() {
+        let bytes = [UInt8](repeating: 0, count: 32) + [0x41, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0x04, 0x00]
+            + [UInt8](repeating: 1, count: 1024) + CBOREncoder.encode(.map([.int(1): .int(2)]))
+        #expect(throws: WebAuthnError(.malformed, "")) { try AuthenticatorData(bytes: bytes) }
+    }
+
+    @Test(arguments: [
+        CBOR.map([.int(1): .int(2), .int(3): .int(-7), .int(-1): .int(1), .int(-2): .bytes([1]), .int(-3): .bytes([2])]),  // short coords
+        .map([.int(1): .int(2), .int(3): .int(-7), .int(-1): .int(2), .int(-2): .bytes(.init(repeating: 1, count: 32)), .int(-3): .bytes(.init(repeating: 1, count: 32))]),  // wrong curve
+        .map([.int(1): .int(2), .int(3): .int(-7), .int(-1): .int(1), .int(-2): .bytes(.init(repeating: 0, count: 32)), .int(-3): .bytes(.init(repeating: 0, count: 32))]),  // not on curve
+        .map([.int(1): .int(1), .int(3): .int(-8), .int(-1): .int(6), .int(-2): .bytes([1, 2, 3])]),  // short Ed25519
+        .map([.int(1): .int(3), .int(3): .int(-257), .int(-1): .bytes(.init(repeating: 0xC5, count: 128)), .int(-2): .bytes([1, 0, 1])]),  // RSA 1024
+        .map([.int(1): .int(2), .int(3): .int(-999)]),  // unknown algorithm
+        .map([.int(1): .int(9), .int(3): .int(-7)]),  // unknown key type
+        .map([.int(1): .int(1), .int(3): .int(-7)]),  // OKP with ES256
+        .array([]),
+    ])
+    func unusableCOSEKeys(key: CBOR) {
+        #expect(throws: WebAuthnError.self) { try COSEKey(key) }
+    }
+
+    @Test func theP256IdentityPointIsRejected() {
+        // The point at infinity has no affine coordinates; all-zero coordinates are what an attacker can send.
+        let key = CBOR.map([
+            .int(1): .int(2), .int(3): .int(-7), .int(-1): .int(1), .int(-2): .bytes(.init(repeating: 0, count: 32)),
+            .int(-3): .bytes(.init(repeating: 0, count: 32)),
+        ])
+        #expect(throws: WebAuthnError(.unsupportedKey, "")) { try COSEKey(key) }
+    }
+
+    @Test(arguments: [
+        [UInt8](Array("not cbor".utf8)),
+        CBOREncoder.encode(.map([.text("fmt"): .text("none")])),
+        CBOREncoder.encode(.map([.text("fmt"): .int(1), .text("authData"): .bytes([]), .text("attStmt"): .map([:])])),
+        [0xBF, 0xFF],  // indefinite map
+    ])
+    func malformedAttestationObjects(bytes: [UInt8]) async {
+        let rp = RelyingParty(id: "example.org", name: "x", origins: ["https://example.org"])
+        let clientData = VirtualAuthenticator.clientData(type: "webauthn.create", challenge: [1, 2, 3], origin: "https://example.org")
+        await #expect(throws: WebAuthnError(.malformed, "")) {
+            try await rp.verifyRegistration(clientDataJSON: clientData, attestationObject: bytes, challenge: [1, 2, 3])
+        }
+    }
+}
