@@ -176,6 +176,7 @@ let package = Package(
             name: "TouchstoneServerTests",
             dependencies: [
                 "TouchstoneTesting",
+                "TouchstoneWebAuthn",
                 "TouchstoneServer",
                 "TouchstoneStore",
                 "TouchstoneCrypto",

@@ -6,6 +6,7 @@ import Testing
 import TouchstoneCrypto
 import TouchstoneServer
 import TouchstoneStore
+import TouchstoneWebAuthn
 import TouchstoneTesting
 
 struct SystemTests {
@@ -120,6 +121,35 @@ struct SystemTests {
         #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_PORT": "x"]) }
         #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_ALGORITHMS": "ES256,HS256"]) }
         #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_DATABASE_URL": "mysql://x"]) }
+    }
+
+    @Test func passkeySettingsReadEnvironment() throws {
+        let configuration = try TouchstoneConfiguration(environment: [
+            "TOUCHSTONE_RP_ID": "example.com", "TOUCHSTONE_RP_NAME": "Example", "TOUCHSTONE_ORIGINS": "https://example.com, android:apk-key-hash:abc",
+            "TOUCHSTONE_USER_VERIFICATION": "required", "TOUCHSTONE_ATTESTATION": "direct", "TOUCHSTONE_MINIMUM_ATTESTATION": "basic",
+            "TOUCHSTONE_PASSKEY_ALGORITHMS": "ES256,EdDSA", "TOUCHSTONE_REJECT_COUNTER_REGRESSION": "true",
+            "TOUCHSTONE_ALLOW_CROSS_ORIGIN": "true", "TOUCHSTONE_TOP_ORIGINS": "https://partner.example",
+        ])
+        let passkeys = configuration.passkeys
+        #expect(passkeys.rpId == "example.com")
+        #expect(passkeys.rpName == "Example")
+        #expect(passkeys.origins == ["https://example.com", "android:apk-key-hash:abc"])
+        #expect(passkeys.userVerification == .required)
+        #expect(passkeys.attestation == "direct")
+        #expect(passkeys.minimumAttestation == .basic)
+        #expect(passkeys.algorithms == [.es256, .eddsa])
+        #expect(passkeys.rejectCounterRegression)
+        #expect(passkeys.allowCrossOrigin)
+        #expect(passkeys.allowedTopOrigins == ["https://partner.example"])
+        #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_PASSKEY_ALGORITHMS": "ES256,HS256"]) }
+        #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_ATTESTATION": "always"]) }
+    }
+
+    @Test func unreadableTrustAnchorsStopTheServerFromStarting() async throws {
+        let configuration = TestServer.configuration { $0.passkeys.trustAnchorFiles = ["/nonexistent/roots.pem"] }
+        await #expect(throws: ConfigurationError.self) {
+            _ = try await buildApplication(configuration: configuration, dependencies: TestServer.dependencies(clock: ManualClock()))
+        }
     }
 
     @Test(arguments: [

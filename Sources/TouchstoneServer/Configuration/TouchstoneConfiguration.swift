@@ -158,6 +158,23 @@ public struct TouchstoneConfiguration: Sendable {
             guard let type = AttestationType(rawValue: value) else { throw ConfigurationError("TOUCHSTONE_MINIMUM_ATTESTATION", value) }
             self.passkeys.minimumAttestation = type
         }
+        if let list = environment["TOUCHSTONE_PASSKEY_ALGORITHMS"] {
+            let names = Dictionary(uniqueKeysWithValues: COSEAlgorithm.allCases.map { ($0.name, $0) })
+            let values = list.split(separator: ",").map { names[$0.trimmingCharacters(in: .whitespaces)] }
+            guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else { throw ConfigurationError("TOUCHSTONE_PASSKEY_ALGORITHMS", list) }
+            self.passkeys.algorithms = values.compactMap { $0 }
+        }
+        if let value = environment["TOUCHSTONE_REJECT_COUNTER_REGRESSION"] {
+            guard let flag = Bool(value.lowercased()) else { throw ConfigurationError("TOUCHSTONE_REJECT_COUNTER_REGRESSION", value) }
+            self.passkeys.rejectCounterRegression = flag
+        }
+        if let value = environment["TOUCHSTONE_ALLOW_CROSS_ORIGIN"] {
+            guard let flag = Bool(value.lowercased()) else { throw ConfigurationError("TOUCHSTONE_ALLOW_CROSS_ORIGIN", value) }
+            self.passkeys.allowCrossOrigin = flag
+        }
+        if let list = environment["TOUCHSTONE_TOP_ORIGINS"] {
+            self.passkeys.allowedTopOrigins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
         if let files = environment["TOUCHSTONE_TRUST_ANCHORS"] {
             self.passkeys.trustAnchorFiles = files.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
