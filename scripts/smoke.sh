@@ -22,20 +22,30 @@ done
 grep -q "listening on 127.0.0.1:$port" "$work/server.log" || { cat "$work/server.log"; echo "smoke: no 'listening' log line"; exit 1; }
 
 fail() { echo "smoke: FAILED: $*"; cat "$work/server.log"; exit 1; }
+# expect PATTERN WHAT -- CMD...: runs CMD, then looks for PATTERN in its whole output. (Piping into `grep -q` would let
+# grep exit early and the writer die of SIGPIPE, which pipefail reports as a failure on large outputs.)
+expect() {
+  local pattern=$1 what=$2 output
+  shift 3
+  output=$("$@") || fail "$what: command failed: $output"
+  grep -q -- "$pattern" <<<"$output" || fail "$what: no '$pattern' in: $output"
+}
 device() { "$bin" device "$@" --server "$server" --state "$work/device"; }
 
-curl -fsS "$server/v1/config" | grep -q '"enabled":true' || fail "config"
-curl -fsS "$server/openapi.json" | grep -q '"openapi": "3.1.0"' || fail "openapi.json"
-TOUCHSTONE_PASSWORD="correct horse battery" device enable --email smoke@example.com --sign-up | grep -q '"status" : "active"' || fail "enable"
-device login | grep -q '"biometric"' || fail "login"
-device status | grep -q '"enabled" : true' || fail "status"
-device disable | grep -q '"disabled"' || fail "disable"
+expect '"enabled":true' config -- curl -fsS "$server/v1/config"
+expect '"openapi": "3.1.0"' openapi.json -- curl -fsS "$server/openapi.json"
+expect '<title>Touchstone</title>' "web page" -- curl -fsS "$server/"
+export TOUCHSTONE_PASSWORD="correct horse battery"
+expect '"status" : "active"' enable -- device enable --email smoke@example.com --sign-up
+expect '"biometric"' login -- device login
+expect '"enabled" : true' status -- device status
+expect '"disabled"' disable -- device disable
 if device login >"$work/refused.json"; then fail "login after disable succeeded"; fi
 grep -q '"notEnabled"' "$work/refused.json" || fail "login after disable: $(cat "$work/refused.json")"
 # Passkeys through the simulated authenticator (the origin must be the relying party's: localhost).
 pk() { "$bin" device "$@" --server "http://localhost:$port" --state "$work/device"; }
-TOUCHSTONE_PASSWORD="correct horse battery" pk passkey-register --email smoke@example.com | grep -q '"aaguid"' || fail "passkey-register"
-pk passkey-login | grep -q '"passkey"' || fail "passkey-login"
+expect '"aaguid"' passkey-register -- pk passkey-register --email smoke@example.com
+expect '"passkey"' passkey-login -- pk passkey-login
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$server/v1/sessions" -d '{"email":"smoke@example.com","password":"wrong"}')
 [ "$code" = 401 ] || fail "wrong password gave $code"
 echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login: ok"
