@@ -3,7 +3,7 @@ import Testing
 
 /// A `touchstone serve` process started from the built binary, as an operator would run it.
 final class ServerProcess: @unchecked Sendable {
-    let process = Process()
+    let process: Process
     let port: Int
     private let output: Pipe
     private let logLock = NSLock()
@@ -30,36 +30,50 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts `touchstone serve --port 0 ...` and waits for its "listening on" line to learn the port.
     init(database: String, extraArguments: [String] = [], environment: [String: String] = [:]) async throws {
-        self.process.executableURL = try Self.binary
-        self.process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database] + extraArguments
+        let process = Process()
+        process.executableURL = try Self.binary
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database] + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["TOUCHSTONE_BCRYPT_COST"] = "4"
         env.merge(environment) { $1 }
-        self.process.environment = env
-        self.output = Pipe()
-        self.process.standardOutput = self.output
-        self.process.standardError = self.output
-        try self.process.run()
+        process.environment = env
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
 
-        let handle = self.output.fileHandleForReading
-        var buffer = ""
-        var port: Int?
-        let deadline = Date().addingTimeInterval(60)
-        while port == nil {
-            let data = handle.availableData
-            if data.isEmpty {
-                throw ProcessError("touchstone serve exited before listening:\n\(buffer)")
-            }
-            buffer += String(decoding: data, as: UTF8.self)
-            if let range = buffer.range(of: "listening on 127.0.0.1:") {
-                let digits = buffer[range.upperBound...].prefix(while: \.isNumber)
-                if !digits.isEmpty, buffer[range.upperBound...].dropFirst(digits.count).first?.isNewline == true {
-                    port = Int(digits)
+        // Reading the pipe blocks: do it on a thread of its own, never on the cooperative pool (other tests' tasks,
+        // which may hold database locks the server is waiting for, must keep running meanwhile). A server that says
+        // nothing for a minute is terminated, which ends the read.
+        let handle = output.fileHandleForReading
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        let (port, buffer): (Int?, String) = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var buffer = ""
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    buffer += String(decoding: data, as: UTF8.self)
+                    if let range = buffer.range(of: "listening on 127.0.0.1:") {
+                        let digits = buffer[range.upperBound...].prefix(while: \.isNumber)
+                        if !digits.isEmpty, buffer[range.upperBound...].dropFirst(digits.count).first?.isNewline == true {
+                            continuation.resume(returning: (Int(digits), buffer))
+                            return
+                        }
+                    }
                 }
+                continuation.resume(returning: (nil, buffer))
             }
-            if Date() > deadline { throw ProcessError("touchstone serve did not start listening:\n\(buffer)") }
         }
-        self.port = port!
+        watchdog.cancel()
+        guard let port else {
+            if process.isRunning { process.terminate() }
+            throw ProcessError("touchstone serve did not start listening:\n\(buffer)")
+        }
+        self.process = process
+        self.output = output
+        self.port = port
         self.logText = buffer
         // Keep draining the pipe so the server never blocks on a full pipe.
         handle.readabilityHandler = { [weak self] handle in

@@ -14,8 +14,9 @@ struct WebAuthnCommandTests {
         return try #require(list.first { $0["name"] as? String == name })
     }
 
-    /// Runs the binary with `input` on stdin; returns the exit code and the parsed JSON it printed.
-    static func run(_ arguments: [String], input: [String: Any]) throws -> (Int32, [String: Any]) {
+    /// Runs the binary with `input` on stdin; returns the exit code and the parsed JSON it printed. The blocking pipe
+    /// I/O runs on a thread of its own, off the cooperative pool.
+    static func run(_ arguments: [String], input: [String: Any]) async throws -> (Int32, [String: Any]) {
         let process = Process()
         process.executableURL = try ServerProcess.binary
         process.arguments = arguments
@@ -24,10 +25,16 @@ struct WebAuthnCommandTests {
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()
-        stdin.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: input))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let payload = try JSONSerialization.data(withJSONObject: input)
+        let output: Data = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                stdin.fileHandleForWriting.write(payload)
+                try? stdin.fileHandleForWriting.close()
+                let output = stdout.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: output)
+            }
+        }
         let json = (try? JSONSerialization.jsonObject(with: output)) as? [String: Any] ?? [:]
         return (process.terminationStatus, json)
     }
@@ -42,14 +49,14 @@ struct WebAuthnCommandTests {
         return path
     }
 
-    @Test func verifyRegistrationReportsTheAttestation() throws {
+    @Test func verifyRegistrationReportsTheAttestation() async throws {
         let vector = try Self.vector("registrations", "PackedES256WithMDS")
         let id = try #require(vector["credentialId"] as? String)
         let response: [String: Any] = [
             "id": id, "rawId": id, "type": "public-key",
             "response": ["clientDataJSON": vector["clientDataJSON"]!, "attestationObject": vector["attestationObject"]!],
         ]
-        let (status, output) = try Self.run(
+        let (status, output) = try await Self.run(
             [
                 "webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge",
                 try #require(vector["challenge"] as? String), "--trust-anchor", try Self.caFile(), "--at", "2025-06-01T00:00:00Z",
@@ -65,7 +72,7 @@ struct WebAuthnCommandTests {
         #expect(output["publicKey"] is String)
     }
 
-    @Test func verifyAuthenticationReportsTheCounterAndFailsWithTheStepCode() throws {
+    @Test func verifyAuthenticationReportsTheCounterAndFailsWithTheStepCode() async throws {
         let vector = try Self.vector("authentications", "PackedES256Full")
         let id = try #require(vector["credentialId"] as? String)
         let response: [String: Any] = [
@@ -79,16 +86,16 @@ struct WebAuthnCommandTests {
             "webauthn", "verify-authentication", "--rp-id", "example.org", "--challenge", try #require(vector["challenge"] as? String),
             "--public-key", try #require(vector["credentialPublicKeyCOSE"] as? String),
         ]
-        let (status, output) = try Self.run(arguments + ["--origin", "https://example.org"], input: response)
+        let (status, output) = try await Self.run(arguments + ["--origin", "https://example.org"], input: response)
         #expect(status == 0)
         #expect(output["cloneWarning"] as? Bool == false)
         #expect(output["userVerified"] is Bool)
 
-        let (failed, error) = try Self.run(arguments + ["--origin", "https://other.example"], input: response)
+        let (failed, error) = try await Self.run(arguments + ["--origin", "https://other.example"], input: response)
         #expect(failed == 1)
         #expect((error["error"] as? [String: Any])?["code"] as? String == "origin_not_allowed")
 
-        let (malformed, garbage) = try Self.run(arguments + ["--origin", "https://example.org"], input: ["nope": 1])
+        let (malformed, garbage) = try await Self.run(arguments + ["--origin", "https://example.org"], input: ["nope": 1])
         #expect(malformed == 1)
         #expect((garbage["error"] as? [String: Any])?["code"] as? String == "malformed")
     }

@@ -31,11 +31,7 @@ struct BiometricService: Sendable {
     ) async throws -> StartedChallenge {
         try self.requireEnabled()
         let now = self.now()
-        guard let passwordAt = caller.session.passwordAuthenticatedAt,
-            now.timeIntervalSince(passwordAt) <= self.configuration.reauthenticationWindow.timeInterval
-        else {
-            throw APIError.reauthenticationRequired
-        }
+        try self.sessions.requireRecentPassword(caller, within: self.configuration.reauthenticationWindow.timeInterval)
         guard let algorithm = SignatureAlgorithm(rawValue: algorithmName) else {
             let names = self.configuration.algorithms.map(\.rawValue).joined(separator: ", ")
             throw APIError.unsupportedAlgorithm("algorithm '\(algorithmName)' is not supported; use one of \(names)")

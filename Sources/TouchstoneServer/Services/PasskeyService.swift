@@ -24,11 +24,7 @@ struct PasskeyService: Sendable {
 
     func registrationOptions(caller: AuthenticatedSession) async throws -> CreationOptionsJSON {
         let now = self.now()
-        guard let passwordAt = caller.session.passwordAuthenticatedAt,
-            now.timeIntervalSince(passwordAt) <= self.reauthenticationWindow
-        else {
-            throw APIError.reauthenticationRequired
-        }
+        try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow)
         let challenge = self.secrets.newChallenge()
         try await self.store.insertWebAuthnChallenge(
             WebAuthnChallengeRecord(

@@ -65,6 +65,16 @@ struct SessionManager: Sendable {
         return AuthenticatedSession(token: token, session: session, user: user)
     }
 
+    /// Privileged operations (adding a device or a passkey) need the password proven within `window` in this
+    /// session; a biometric or passkey session never qualifies.
+    ///
+    /// - Throws: 403 `reauthentication_required`.
+    func requireRecentPassword(_ caller: AuthenticatedSession, within window: TimeInterval) throws {
+        guard let passwordAt = caller.session.passwordAuthenticatedAt, self.now().timeIntervalSince(passwordAt) <= window else {
+            throw APIError.reauthenticationRequired
+        }
+    }
+
     func revoke(_ session: AuthenticatedSession) async throws {
         try await self.store.revokeSession(tokenHash: session.session.tokenHash, at: self.now())
     }

@@ -121,16 +121,7 @@ public final class PostgresExecutor: SQLExecutor {
     public func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await withoutActuallyEscaping(body) { body in
             try await self.withConnection { connection in
-                let db = connection.sql(queryLogLevel: .trace)
-                try await db.raw("BEGIN").run()
-                do {
-                    let result = try await body(db)
-                    try await db.raw("COMMIT").run()
-                    return result
-                } catch {
-                    try? await db.raw("ROLLBACK").run()
-                    throw error
-                }
+                try await self.transaction(on: connection.sql(queryLogLevel: .trace), begin: "BEGIN", body)
             }
         }
     }

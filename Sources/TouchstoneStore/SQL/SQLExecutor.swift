@@ -17,3 +17,22 @@ public protocol SQLExecutor: Sendable {
     /// Closes every connection.
     func shutdown() async throws
 }
+
+extension SQLExecutor {
+    /// Runs `body` between `begin` and `COMMIT` on one database session, rolling back when it throws.
+    func transaction<R: Sendable>(
+        on db: any SQLDatabase,
+        begin: SQLQueryString,
+        _ body: @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        try await db.raw(begin).run()
+        do {
+            let result = try await body(db)
+            try await db.raw("COMMIT").run()
+            return result
+        } catch {
+            try? await db.raw("ROLLBACK").run()
+            throw error
+        }
+    }
+}

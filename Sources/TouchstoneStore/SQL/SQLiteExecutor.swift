@@ -61,17 +61,8 @@ public final class SQLiteExecutor: SQLExecutor {
 
     public func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         let db = self.connection.sql(queryLogLevel: .trace)
-        return try await self.mutex.withLock {
-            try await db.raw("BEGIN IMMEDIATE").run()
-            do {
-                let result = try await body(db)
-                try await db.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await db.raw("ROLLBACK").run()
-                throw error
-            }
-        }
+        // BEGIN IMMEDIATE takes the write lock at once, so a transaction never fails half-way on an upgrade.
+        return try await self.mutex.withLock { try await self.transaction(on: db, begin: "BEGIN IMMEDIATE", body) }
     }
 
     /// `BEGIN IMMEDIATE` already excludes other writers.
