@@ -123,7 +123,7 @@ let package = Package(
             path: "Tests/TouchstoneTesting",
             swiftSettings: swiftSettings
         ),
-        // The command-line tool: `serve`, `device ...`.
+        // The command-line tool: `serve`, `migrate`, `device ...`, `webauthn ...`, `bench ...`.
         .executableTarget(
             name: "touchstone",
             dependencies: [
@@ -133,6 +133,8 @@ let package = Package(
                 "TouchstoneCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "TouchstoneKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),

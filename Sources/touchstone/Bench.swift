@@ -1,0 +1,161 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import TouchstoneCrypto
+import TouchstoneWebAuthn
+import _CryptoExtras
+
+/// Benchmarks. They report; they never gate CI.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure performance (reports numbers; never used as a test).",
+        subcommands: [VerifyBench.self]
+    )
+}
+
+/// Raw signature verification against Touchstone's full verification paths, on the same inputs, in one process.
+struct VerifyBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Compare raw swift-crypto verification with Touchstone's full device-key and WebAuthn paths."
+    )
+
+    @Option(name: .long, help: "Seconds to run each case.")
+    var seconds: Double = 2
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    struct Result: Encodable {
+        var name: String
+        var operationsPerSecond: Double
+        /// Full path throughput over the raw verification it contains (1.0 = no overhead).
+        var ratioToRaw: Double?
+    }
+
+    func run() async throws {
+        guard self.seconds > 0 else { throw ValidationError("--seconds must be positive") }
+        let challenge = Base64.urlEncode((0..<32).map { UInt8($0) })
+        let message = Array(challenge.utf8)
+        var results: [Result] = []
+
+        // ES256: a P-256 device key (Secure Enclave), DER signature (SecKeyCreateSignature).
+        let p256 = P256.Signing.PrivateKey()
+        let p256Signature = try p256.signature(for: message)
+        let p256Raw = self.measure { p256.publicKey.isValidSignature(p256Signature, for: message) }
+        let p256SPKI = [UInt8](p256.publicKey.derRepresentation)
+        let p256Wire = Base64.urlEncode(p256Signature.derRepresentation)
+        let p256Full = self.measure {
+            guard let key = try? DevicePublicKey(bytes: p256SPKI, algorithm: .es256), let signature = Base64.decode(p256Wire) else {
+                return false
+            }
+            return key.isValidSignature(signature, for: Array(challenge.utf8))
+        }
+        results += [
+            Result(name: "P-256 raw (swift-crypto)", operationsPerSecond: p256Raw),
+            Result(name: "ES256 device-key finish path", operationsPerSecond: p256Full, ratioToRaw: p256Full / p256Raw),
+        ]
+
+        // EdDSA: an Ed25519 device key.
+        let ed = Curve25519.Signing.PrivateKey()
+        let edSignature = try ed.signature(for: message)
+        let edRaw = self.measure { ed.publicKey.isValidSignature(edSignature, for: message) }
+        let edPublic = [UInt8](ed.publicKey.rawRepresentation)
+        let edWire = Base64.urlEncode(edSignature)
+        let edFull = self.measure {
+            guard let key = try? DevicePublicKey(bytes: edPublic, algorithm: .eddsa), let signature = Base64.decode(edWire) else {
+                return false
+            }
+            return key.isValidSignature(signature, for: Array(challenge.utf8))
+        }
+        results += [
+            Result(name: "Ed25519 raw (swift-crypto)", operationsPerSecond: edRaw),
+            Result(name: "EdDSA device-key finish path", operationsPerSecond: edFull, ratioToRaw: edFull / edRaw),
+        ]
+
+        // RS256: a 2048-bit RSA key (react-native-biometrics).
+        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rsaSignature = try rsa.signature(for: message, padding: .insecurePKCS1v1_5)
+        let rsaRaw = self.measure { rsa.publicKey.isValidSignature(rsaSignature, for: message, padding: .insecurePKCS1v1_5) }
+        let rsaSPKI = [UInt8](rsa.publicKey.derRepresentation)
+        let rsaWire = Base64.urlEncode(rsaSignature.rawRepresentation)
+        let rsaFull = self.measure {
+            guard let key = try? DevicePublicKey(bytes: rsaSPKI, algorithm: .rs256), let signature = Base64.decode(rsaWire) else {
+                return false
+            }
+            return key.isValidSignature(signature, for: Array(challenge.utf8))
+        }
+        results += [
+            Result(name: "RSA-2048 raw (swift-crypto)", operationsPerSecond: rsaRaw),
+            Result(name: "RS256 device-key finish path", operationsPerSecond: rsaFull, ratioToRaw: rsaFull / rsaRaw),
+        ]
+
+        // WebAuthn: a realistic AuthenticationResponseJSON, verified from its JSON bytes (ES256 passkey).
+        let rp = RelyingParty(id: "example.com", name: "Example", origins: ["https://example.com"])
+        let authenticator = VirtualAuthenticator()
+        let webChallenge = (0..<32).map { UInt8(255 - $0) }
+        var credential = authenticator.register(rpId: "example.com", origin: "https://example.com", challenge: webChallenge, userHandle: [1]).credential
+        let stored = StoredCredential(id: credential.id, publicKey: credential.publicKeyCOSE, signCount: 0, backupEligible: true, userHandle: [1])
+        let options = try JSONSerialization.data(withJSONObject: ["challenge": Base64.urlEncode(webChallenge), "rpId": "example.com"])
+        let responseJSON = Data(try authenticator.respond(toRequestOptions: Array(options), credential: &credential, origin: "https://example.com"))
+        let assertion = try JSONDecoder().decode(AuthenticationResponseJSON.self, from: responseJSON).decoded()
+        let webSigned = assertion.authenticatorData + Array(SHA256.hash(data: assertion.clientDataJSON))
+        let webKey = try P256.Signing.PublicKey(x963Representation: [0x04] + Self.coordinates(credential.publicKeyCOSE))
+        let webSignature = try P256.Signing.ECDSASignature(derRepresentation: assertion.signature)
+        let webRaw = self.measure { webKey.isValidSignature(webSignature, for: webSigned) }
+        let webFull = self.measure {
+            guard let response = try? JSONDecoder().decode(AuthenticationResponseJSON.self, from: responseJSON),
+                let fields = try? response.decoded()
+            else { return false }
+            return (try? rp.verifyAuthentication(
+                credentialId: fields.credentialId,
+                clientDataJSON: fields.clientDataJSON,
+                authenticatorData: fields.authenticatorData,
+                signature: fields.signature,
+                userHandle: fields.userHandle,
+                challenge: webChallenge,
+                credential: stored
+            )) != nil
+        }
+        results += [
+            Result(name: "P-256 raw over authData‖hash", operationsPerSecond: webRaw),
+            Result(name: "WebAuthn assertion full path (JSON in)", operationsPerSecond: webFull, ratioToRaw: webFull / webRaw),
+        ]
+
+        if self.json {
+            try printJSON(results)
+        } else {
+            print("Case                                        ops/s     vs raw")
+            for result in results {
+                let name = result.name.padding(toLength: 40, withPad: " ", startingAt: 0)
+                let ops = String(format: "%10.0f", result.operationsPerSecond)
+                let ratio = result.ratioToRaw.map { String(format: "%8.1f %%", $0 * 100) } ?? ""
+                print("\(name)\(ops)  \(ratio)")
+            }
+        }
+    }
+
+    /// Runs `body` repeatedly for the configured time on one core; returns operations per second. A `false` result
+    /// (a verification that failed) aborts: a benchmark of a failing path would be meaningless.
+    private func measure(_ body: () -> Bool) -> Double {
+        for _ in 0..<50 { precondition(body(), "benchmark case failed to verify") }  // warm-up
+        let clock = ContinuousClock()
+        let start = clock.now
+        let budget = Duration.milliseconds(Int(self.seconds * 1000))
+        var count = 0
+        while clock.now - start < budget {
+            for _ in 0..<64 { precondition(body(), "benchmark case failed to verify") }
+            count += 64
+        }
+        let elapsed = clock.now - start
+        let (seconds, attoseconds) = elapsed.components
+        return Double(count) / (Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    private static func coordinates(_ cose: [UInt8]) throws -> [UInt8] {
+        guard let map = try CBORDecoder().decode(cose).mapValue, let x = map[int: -2]?.bytesValue, let y = map[int: -3]?.bytesValue else {
+            throw ValidationError("unexpected COSE key")
+        }
+        return x + y
+    }
+}
