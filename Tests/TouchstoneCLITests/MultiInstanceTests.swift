@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Logging
 import SQLKit
 import Testing
@@ -107,7 +110,10 @@ struct MultiInstanceTests {
             components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "acquire_timeout", value: "1")]
             let server = try await ServerProcess(database: try #require(components.string))
             defer { server.stop() }
-            let api = TouchstoneClient(baseURL: server.baseURL)
+            // Short request timeouts: a request must never outlive the test's bounded recovery loop.
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = 5
+            let api = TouchstoneClient(transport: URLSessionTransport(baseURL: server.baseURL, session: URLSession(configuration: configuration)))
             let session = try await api.createUser(email: "outage@example.com", password: Self.password)
 
             try await proxy.stop()
@@ -121,7 +127,8 @@ struct MultiInstanceTests {
             try await proxy.start()
             // The pool reconnects on its own; allow it a bounded number of attempts.
             var recovered = false
-            for _ in 0..<100 where !recovered {
+            let deadline = Date().addingTimeInterval(30)
+            while !recovered && Date() < deadline {
                 if (try? await api.currentSession(token: session.session.token)) != nil {
                     recovered = true
                 } else {
@@ -130,7 +137,10 @@ struct MultiInstanceTests {
             }
             #expect(recovered, "the server did not recover after the database came back:\n\(server.log)")
             #expect(try await Self.status(of: server.baseURL.appendingPathComponent("health/ready")) == 200)
+            // Cut the database off again, connections and all: the instance must still shut down on SIGTERM.
             try await proxy.stop()
+            _ = try? await api.currentSession(token: session.session.token)
+            #expect(await server.stopAndWait(), "the server did not exit on SIGTERM with its database gone:\n\(server.log)")
         }
     }
 

@@ -91,12 +91,32 @@ final class ServerProcess: @unchecked Sendable {
         return self.logText
     }
 
-    /// SIGTERM, then waits for exit.
+    /// SIGTERM, then SIGKILL if the server has not exited 15 seconds later. Never blocks the caller's thread: the
+    /// wait runs on a thread of its own.
     func stop() {
         guard self.process.isRunning else { return }
         self.process.terminate()
-        self.process.waitUntilExit()
-        self.output.fileHandleForReading.readabilityHandler = nil
+        let process = self.process
+        Thread.detachNewThread {
+            let deadline = Date().addingTimeInterval(15)
+            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    /// SIGTERM, then waits (off the cooperative pool) up to `timeout` seconds; returns whether it exited by itself.
+    func stopAndWait(timeout: TimeInterval = 15) async -> Bool {
+        let process = self.process
+        if process.isRunning { process.terminate() }
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let deadline = Date().addingTimeInterval(timeout)
+                while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+                let exited = !process.isRunning
+                if !exited { kill(process.processIdentifier, SIGKILL) }
+                continuation.resume(returning: exited)
+            }
+        }
     }
 
     deinit { self.stop() }

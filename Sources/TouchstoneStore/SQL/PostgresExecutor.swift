@@ -169,10 +169,34 @@ public final class PostgresExecutor: SQLExecutor {
         return error.serverInfo?[.sqlState] == "23505"
     }
 
+    /// Closes the pool. Waits at most `gracePeriod` for it: a database that vanished mid-connection must not keep the
+    /// process from exiting.
     public func shutdown() async throws {
         self.runTask.cancel()
-        await self.runTask.value
+        let runTask = self.runTask
+        let finished = NIOLockedValueBox(false)
+        let logger = self.logger
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeOnce = { @Sendable in
+                let first = finished.withLockedValue { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume() }
+            }
+            Task {
+                await runTask.value
+                resumeOnce()
+            }
+            Task {
+                try? await Task.sleep(for: Self.gracePeriod)
+                if !finished.withLockedValue({ $0 }) { logger.warning("PostgreSQL pool did not close within \(Self.gracePeriod)") }
+                resumeOnce()
+            }
+        }
     }
+
+    static let gracePeriod: Duration = .seconds(5)
 
     /// Turns "cannot talk to the database" into ``StoreError/unavailable(_:)``; leaves query errors as they are.
     private func reportingUnavailability<R>(_ body: () async throws -> R) async throws -> R {
