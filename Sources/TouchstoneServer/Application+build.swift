@@ -1,6 +1,5 @@
 public import Hummingbird
 import Foundation
-import SwiftASN1
 import TouchstoneWebAuthn
 import X509
 public import Logging
@@ -148,9 +147,7 @@ func makeRelyingParty(_ configuration: TouchstoneConfiguration) throws -> Relyin
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ConfigurationError("trust anchor file", path)
         }
-        guard let documents = try? PEMDocument.parseMultiple(pemString: text), !documents.isEmpty,
-            let certificates = try? documents.map({ try Certificate(pemDocument: $0) })
-        else {
+        guard let certificates = RelyingParty.trustAnchors(pem: text) else {
             throw ConfigurationError("trust anchor file (not PEM certificates)", path)
         }
         return certificates

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import SwiftASN1
 import TouchstoneCrypto
 import TouchstoneWebAuthn
 import X509
@@ -99,7 +98,7 @@ struct WebAuthn: AsyncParsableCommand {
                         publicKey: Base64.urlEncode(result.publicKey),
                         algorithm: result.algorithm.name,
                         signCount: result.signCount,
-                        aaguid: uuidString(result.aaguid),
+                        aaguid: result.aaguidString,
                         userVerified: result.userVerified,
                         backupEligible: result.backupEligible,
                         backupState: result.backupState
@@ -194,20 +193,10 @@ private func parseTime(_ text: String) throws -> Date {
 }
 
 private func loadCertificates(_ path: String) throws -> [Certificate] {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-        let documents = try? PEMDocument.parseMultiple(pemString: text),
-        let certificates = try? documents.map({ try Certificate(pemDocument: $0) }), !certificates.isEmpty
-    else {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8), let certificates = RelyingParty.trustAnchors(pem: text) else {
         throw ValidationError("\(path) is not a PEM file of certificates")
     }
     return certificates
-}
-
-private func uuidString(_ bytes: [UInt8]) -> String {
-    let hex = bytes.map { String(format: "%02x", $0) }.joined()
-    guard bytes.count == 16 else { return hex }
-    let characters = Array(hex)
-    return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
 }
 
 /// Runs `body`; a WebAuthn failure prints `{"error":{"code","message"}}` and exits 1.

@@ -171,3 +171,21 @@ struct HostileInputTests {
         }
     }
 }
+
+struct RelyingPartyHelperTests {
+    @Test func trustAnchorsParseFromPEMAndRefuseAnythingElse() throws {
+        let der = try #require(Base64.decode(SpecVectorTests.vectors.attestationCACertificateDER))
+        let body = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        let pem = "-----BEGIN CERTIFICATE-----\n\(body)\n-----END CERTIFICATE-----\n"
+        #expect(RelyingParty.trustAnchors(pem: pem + pem)?.count == 2)
+        #expect(RelyingParty.trustAnchors(pem: "") == nil)
+        #expect(RelyingParty.trustAnchors(pem: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n") == nil)
+    }
+
+    @Test func aaguidsAreFormattedAsUUIDs() async throws {
+        let vector = try AttestationFormatTests.vector("PackedES256WithMDS")
+        #expect(try await AttestationFormatTests.verify(vector).aaguidString == "876ca4f5-2071-c3e9-b255-09ef2cdf7ed6")
+        let none = try await VerificationStepTests.register()
+        #expect(none.aaguidString == "00000000-0000-0000-0000-000000000000")
+    }
+}

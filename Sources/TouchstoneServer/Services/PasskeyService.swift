@@ -83,7 +83,7 @@ struct PasskeyService: Sendable {
             publicKey: verified.publicKey,
             algorithm: verified.algorithm.rawValue,
             signCount: Int64(verified.signCount),
-            aaguid: Self.uuidString(verified.aaguid),
+            aaguid: verified.aaguidString,
             backupEligible: verified.backupEligible,
             backedUp: verified.backupState,
             attestationFormat: verified.format,
@@ -217,12 +217,5 @@ struct PasskeyService: Sendable {
             throw APIError.invalidRequest("field '\(field)' is not base64url")
         }
         return bytes
-    }
-
-    static func uuidString(_ bytes: [UInt8]) -> String {
-        guard bytes.count == 16 else { return Base64.urlEncode(bytes) }
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-        return parts.joined(separator: "-")
     }
 }
