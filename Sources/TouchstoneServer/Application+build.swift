@@ -1,6 +1,7 @@
 public import Hummingbird
 import Foundation
 import TouchstoneWebAuthn
+import TouchstoneCrypto
 import X509
 public import Logging
 public import TouchstoneStore
@@ -27,7 +28,7 @@ public func buildApplication(
     if let injected = dependencies.store {
         store = injected
     } else {
-        store = try await openStore(configuration.database, logger: logger)
+        store = try await openStore(configuration.database, sqliteCommitBatch: configuration.sqliteCommitBatch, logger: logger)
     }
     if configuration.migrateOnStart {
         do {
@@ -66,10 +67,15 @@ public func buildApplication(
 }
 
 /// Opens the store a database location names; nothing is migrated.
-public func openStore(_ location: DatabaseLocation, logger: Logger) async throws -> any TouchstoneStore {
+public func openStore(
+    _ location: DatabaseLocation,
+    sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch,
+    logger: Logger
+) async throws -> any TouchstoneStore {
     switch location {
-    case .sqliteFile(let path): return try await SQLTouchstoneStore.sqlite(.file(path: path), logger: logger)
-    case .sqliteMemory: return try await SQLTouchstoneStore.sqlite(.memory, logger: logger)
+    case .sqliteFile(let path):
+        return try await SQLTouchstoneStore.sqlite(.file(path: path), commitBatch: sqliteCommitBatch, logger: logger)
+    case .sqliteMemory: return try await SQLTouchstoneStore.sqlite(.memory, commitBatch: sqliteCommitBatch, logger: logger)
     case .postgres(let url): return try SQLTouchstoneStore.postgres(.init(url: url), logger: logger)
     }
 }
@@ -94,6 +100,7 @@ func buildRouter(
         store: store,
         sessions: sessions,
         secrets: secrets,
+        keys: DevicePublicKeyCache(capacity: configuration.keyCacheSize),
         now: dependencies.now,
         configuration: configuration
     )
@@ -122,6 +129,7 @@ func buildRouter(
             secrets: secrets,
             now: dependencies.now,
             relyingParty: relyingParty,
+            keys: ParsedValueCache(capacity: configuration.keyCacheSize),
             settings: configuration.passkeys,
             reauthenticationWindow: configuration.reauthenticationWindow.timeInterval,
             logger: logger

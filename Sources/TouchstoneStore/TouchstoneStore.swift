@@ -61,6 +61,14 @@ public protocol TouchstoneStore: Sendable {
     /// - Returns: The challenge as it was before consumption (its expiry is for the caller to check), or `nil`.
     func consumeChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose, at: Date) async throws
         -> ChallengeRecord?
+    /// The unconsumed challenge with this value, if it is bound to `registrationId` and `purpose` (nothing changes).
+    func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
+        -> ChallengeRecord?
+    /// Completes a biometric sign-in atomically: consumes the unconsumed authentication challenge and, only if this
+    /// call consumed it, records the registration's use and stores `session`.
+    ///
+    /// - Returns: Whether this call consumed the challenge (`false`: someone else did first; nothing was written).
+    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws -> Bool
     /// Atomically consumes the newest unconsumed challenge of a registration for `purpose`.
     func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws
         -> ChallengeRecord?
@@ -83,6 +91,22 @@ public protocol TouchstoneStore: Sendable {
 
     /// Stores a WebAuthn challenge.
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws
+    /// The unconsumed WebAuthn challenge with this value and purpose (nothing changes).
+    func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws -> WebAuthnChallengeRecord?
+    /// Completes a passkey sign-in atomically: consumes the unconsumed authentication challenge and, only if this call
+    /// consumed it, records the passkey's use (as ``recordPasskeyUse(id:signCount:backedUp:cloneWarning:at:)``) and
+    /// stores `session`.
+    ///
+    /// - Returns: Whether this call consumed the challenge (`false`: someone else did first; nothing was written).
+    func completePasskeySignIn(
+        challenge: String,
+        passkeyId: String,
+        signCount: Int64,
+        backedUp: Bool,
+        cloneWarning: Bool,
+        session: SessionRecord,
+        at: Date
+    ) async throws -> Bool
     /// Atomically consumes the unconsumed WebAuthn challenge with this value and purpose.
     func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
         -> WebAuthnChallengeRecord?

@@ -104,6 +104,12 @@ struct FailingStore: TouchstoneStore {
     func consumeChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose, at: Date) async throws
         -> ChallengeRecord?
     { throw self.error }
+    func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
+        -> ChallengeRecord?
+    { throw self.error }
+    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws -> Bool {
+        throw self.error
+    }
     func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws -> ChallengeRecord? {
         throw self.error
     }
@@ -118,6 +124,18 @@ struct FailingStore: TouchstoneStore {
         throw self.error
     }
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws { throw self.error }
+    func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws -> WebAuthnChallengeRecord? {
+        throw self.error
+    }
+    func completePasskeySignIn(
+        challenge: String,
+        passkeyId: String,
+        signCount: Int64,
+        backedUp: Bool,
+        cloneWarning: Bool,
+        session: SessionRecord,
+        at: Date
+    ) async throws -> Bool { throw self.error }
     func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
         -> WebAuthnChallengeRecord?
     { throw self.error }

@@ -123,6 +123,23 @@ struct SystemTests {
         #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_DATABASE_URL": "mysql://x"]) }
     }
 
+    @Test func performanceSettingsReadEnvironment() throws {
+        let defaults = TouchstoneConfiguration()
+        #expect(defaults.sqliteCommitBatch == 64)
+        #expect(defaults.keyCacheSize == 10_000)
+        let configuration = try TouchstoneConfiguration(environment: [
+            "TOUCHSTONE_SQLITE_COMMIT_BATCH": "1", "TOUCHSTONE_KEY_CACHE_SIZE": "0",
+        ])
+        #expect(configuration.sqliteCommitBatch == 1)
+        #expect(configuration.keyCacheSize == 0)
+        for value in ["0", "1025", "x"] {
+            #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_SQLITE_COMMIT_BATCH": value]) }
+        }
+        for value in ["-1", "x"] {
+            #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_KEY_CACHE_SIZE": value]) }
+        }
+    }
+
     @Test func passkeySettingsReadEnvironment() throws {
         let configuration = try TouchstoneConfiguration(environment: [
             "TOUCHSTONE_RP_ID": "example.com", "TOUCHSTONE_RP_NAME": "Example", "TOUCHSTONE_ORIGINS": "https://example.com, android:apk-key-hash:abc",

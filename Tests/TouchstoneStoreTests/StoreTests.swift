@@ -398,4 +398,103 @@ struct StoreTests {
             #expect(try await store.consumeWebAuthnChallenge("old", purpose: .registration, at: Self.t0) == nil)
         }
     }
+
+    // MARK: Completing sign-ins
+
+    static func session(_ token: String, user: String, registration: String? = nil) -> SessionRecord {
+        SessionRecord(
+            tokenHash: token, userId: user, createdAt: t0, expiresAt: t0.addingTimeInterval(3600),
+            idleExpiresAt: t0.addingTimeInterval(900), authenticatedAt: t0, passwordAuthenticatedAt: nil,
+            methods: registration == nil ? [.passkey] : [.biometric], registrationId: registration
+        )
+    }
+
+    @Test(arguments: engines)
+    func aSignInCompletesOncePerChallengeAndOnlyThenWrites(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            let issued = ChallengeRecord(
+                challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(60)
+            )
+            try await store.insertChallenge(issued)
+            // Looking does not consume, and is bound to the registration and purpose.
+            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .authentication) == issued)
+            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .registration) == nil)
+            #expect(try await store.unconsumedChallenge("c", registrationId: "b", purpose: .authentication) == nil)
+
+            let later = Self.t0.addingTimeInterval(5)
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        try await store.completeSignIn(
+                            challenge: "c", registrationId: "a", session: Self.session("t\(index)", user: "u1", registration: "a"), at: later
+                        )
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 1)
+            let stored = try await (0..<6).asyncCompactMap { try await store.session(tokenHash: "t\($0)") }
+            #expect(stored.count == 1)
+            #expect(stored.first?.registrationId == "a")
+            #expect(try await store.registration(id: "a")?.lastUsedAt == later)
+            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .authentication) == nil)
+            // A challenge consumed by a failed attempt cannot complete a sign-in.
+            try await store.insertChallenge(
+                ChallengeRecord(challenge: "d", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0)
+            )
+            #expect(try await store.consumeChallenge("d", registrationId: "a", purpose: .authentication, at: Self.t0) != nil)
+            #expect(try await !store.completeSignIn(challenge: "d", registrationId: "a", session: Self.session("late", user: "u1", registration: "a"), at: Self.t0))
+            #expect(try await store.session(tokenHash: "late") == nil)
+        }
+    }
+
+    @Test(arguments: engines)
+    func aPasskeySignInCompletesOncePerChallengeAndOnlyThenWrites(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertPasskey(Self.passkey("p", user: "u1"))
+            let record = WebAuthnChallengeRecord(
+                challenge: "wa", purpose: .authentication, userId: nil, allowCredentials: [], createdAt: Self.t0,
+                expiresAt: Self.t0.addingTimeInterval(60)
+            )
+            try await store.insertWebAuthnChallenge(record)
+            #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .registration) == nil)
+            #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .authentication) == record)
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        try await store.completePasskeySignIn(
+                            challenge: "wa", passkeyId: "p", signCount: Int64(10 + index), backedUp: true, cloneWarning: false,
+                            session: Self.session("s\(index)", user: "u1"), at: Self.t0
+                        )
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 1)
+            let stored = try await (0..<6).asyncCompactMap { try await store.session(tokenHash: "s\($0)") }
+            #expect(stored.count == 1)
+            // Only the winner recorded the passkey's use: its counter, and nobody else's.
+            let winner = try #require(outcomes.firstIndex(of: true))
+            let passkey = try #require(try await store.passkey(id: "p"))
+            #expect(passkey.signCount == Int64(10 + winner))
+            #expect(passkey.backedUp)
+            #expect(passkey.lastUsedAt == Self.t0)
+            #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .authentication) == nil)
+        }
+    }
+}
+
+extension Sequence where Element: Sendable {
+    /// The non-nil results of `transform`, one element at a time, in order.
+    fileprivate func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self {
+            if let value = try await transform(element) { results.append(value) }
+        }
+        return results
+    }
 }

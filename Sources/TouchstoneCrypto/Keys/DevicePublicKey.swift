@@ -97,10 +97,7 @@ public struct DevicePublicKey: Sendable, Hashable {
 
     /// A stable identifier of the key: the lowercase hex SHA-256 of ``spkiDERRepresentation``.
     public var fingerprint: String {
-        SHA256.hash(data: self.spkiDERRepresentation).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        Hex.encode(SHA256.hash(data: self.spkiDERRepresentation))
     }
 
     /// Returns whether `signature` is a valid signature by this key over `message`.

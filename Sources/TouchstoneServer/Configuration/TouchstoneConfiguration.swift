@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import TouchstoneCrypto
 public import TouchstoneWebAuthn
+import TouchstoneStore
 
 /// Which registrations a newly enrolled device supersedes.
 public enum DevicePolicy: String, Sendable, Hashable, Codable, CaseIterable {
@@ -84,6 +85,10 @@ public struct TouchstoneConfiguration: Sendable {
     /// How often expired challenges, sessions and abandoned registrations are deleted.
     public var purgeInterval: Duration = .seconds(300)
     public var logLevel: Logger.Level = .info
+    /// SQLite only: at most this many operations share one commit (group commit; 1 commits each on its own).
+    public var sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch
+    /// Parsed device public keys kept in memory (0 parses the stored key on every sign-in).
+    public var keyCacheSize: Int = 10_000
     /// The WebAuthn relying party for passkeys.
     public var passkeys = PasskeySettings()
 
@@ -91,8 +96,8 @@ public struct TouchstoneConfiguration: Sendable {
 
     /// Reads `TOUCHSTONE_HOST`, `TOUCHSTONE_PORT`, `TOUCHSTONE_DATABASE_URL`, `TOUCHSTONE_BIOMETRICS_ENABLED`,
     /// `TOUCHSTONE_DEVICE_POLICY`, `TOUCHSTONE_ALGORITHMS` (comma-separated), `TOUCHSTONE_CHALLENGE_TTL_SECONDS`,
-    /// `TOUCHSTONE_SESSION_LIFETIME_MINUTES`, `TOUCHSTONE_SESSION_IDLE_MINUTES`, `TOUCHSTONE_BCRYPT_COST` and
-    /// `TOUCHSTONE_LOG_LEVEL` over the defaults.
+    /// `TOUCHSTONE_SESSION_LIFETIME_MINUTES`, `TOUCHSTONE_SESSION_IDLE_MINUTES`, `TOUCHSTONE_BCRYPT_COST`,
+    /// `TOUCHSTONE_LOG_LEVEL`, `TOUCHSTONE_SQLITE_COMMIT_BATCH` and `TOUCHSTONE_KEY_CACHE_SIZE` over the defaults.
     ///
     /// - Throws: ``ConfigurationError`` naming the first variable with an unusable value.
     public init(environment: [String: String]) throws {
@@ -138,6 +143,14 @@ public struct TouchstoneConfiguration: Sendable {
         if let cost = environment["TOUCHSTONE_BCRYPT_COST"] {
             guard let value = UInt8(cost), (4...31).contains(value) else { throw ConfigurationError("TOUCHSTONE_BCRYPT_COST", cost) }
             self.bcryptCost = value
+        }
+        if let value = environment["TOUCHSTONE_SQLITE_COMMIT_BATCH"] {
+            guard let batch = Int(value), (1...1024).contains(batch) else { throw ConfigurationError("TOUCHSTONE_SQLITE_COMMIT_BATCH", value) }
+            self.sqliteCommitBatch = batch
+        }
+        if let value = environment["TOUCHSTONE_KEY_CACHE_SIZE"] {
+            guard let size = Int(value), (0...10_000_000).contains(size) else { throw ConfigurationError("TOUCHSTONE_KEY_CACHE_SIZE", value) }
+            self.keyCacheSize = size
         }
         if let rpId = environment["TOUCHSTONE_RP_ID"] { self.passkeys.rpId = rpId }
         if let rpName = environment["TOUCHSTONE_RP_NAME"] { self.passkeys.rpName = rpName }

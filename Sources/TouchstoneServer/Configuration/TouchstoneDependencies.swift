@@ -1,3 +1,4 @@
+import Crypto
 public import Foundation
 public import Logging
 public import TouchstoneStore
@@ -29,8 +30,8 @@ public struct TouchstoneDependencies: Sendable {
         TouchstoneDependencies(
             now: { Date() },
             randomBytes: { count in
-                var generator = SystemRandomNumberGenerator()
-                return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+                // BoringSSL's CSPRNG (seeded by the OS): one call per value instead of a system call per 8 bytes.
+                SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Array($0) }
             }
         )
     }

@@ -10,6 +10,8 @@ struct BiometricService: Sendable {
     let store: any TouchstoneStore
     let sessions: SessionManager
     let secrets: Secrets
+    /// Parsed keys of registrations, so a sign-in does not re-parse the stored key.
+    let keys: DevicePublicKeyCache
     let now: @Sendable () -> Date
     let configuration: TouchstoneConfiguration
 
@@ -82,7 +84,7 @@ struct BiometricService: Sendable {
             throw APIError.challengeNotFound
         }
         guard now < challenge.expiresAt else { throw APIError.challengeExpired }
-        guard try Self.verify(signature, over: challenge.challenge, by: registration) else {
+        guard try self.verify(signature, over: challenge.challenge, by: registration) else {
             throw APIError.invalidSignature
         }
         let scope: ReplacementScope = self.configuration.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
@@ -139,29 +141,48 @@ struct BiometricService: Sendable {
             throw APIError.registrationNotFound
         }
         guard registration.status == .active else { throw APIError.registrationRevoked }
-        // Consumed before verification: a challenge gets exactly one attempt, whatever its outcome.
-        guard let issued = try await self.store.consumeChallenge(
-            challenge,
-            registrationId: registrationId,
-            purpose: .authentication,
-            at: now
-        ) else {
+        // A challenge gets exactly one attempt, whatever its outcome: a failed attempt consumes it here; a successful
+        // one consumes it in the same transaction that stores the session, and only the first of several concurrent
+        // attempts can do that. Reading it first keeps the signature check out of the database's write path.
+        guard let issued = try await self.store.unconsumedChallenge(challenge, registrationId: registrationId, purpose: .authentication)
+        else {
             throw APIError.challengeNotFound
         }
-        guard now < issued.expiresAt else { throw APIError.challengeExpired }
-        guard try Self.verify(signature, over: issued.challenge, by: registration) else { throw APIError.invalidSignature }
+        guard now < issued.expiresAt else {
+            try await self.burn(issued, at: now)
+            throw APIError.challengeExpired
+        }
+        guard try self.verify(signature, over: issued.challenge, by: registration) else {
+            try await self.burn(issued, at: now)
+            throw APIError.invalidSignature
+        }
         guard let user = try await self.store.user(id: registration.userId) else { throw APIError.registrationNotFound }
-        try await self.store.markRegistrationUsed(id: registration.id, at: now)
-        let (token, session) = try await self.sessions.create(
+        let (token, session) = self.sessions.make(
             for: user,
             method: .biometric,
             registrationId: registration.id,
             requestedLifetime: sessionLifetime
         )
+        guard try await self.store.completeSignIn(challenge: issued.challenge, registrationId: registration.id, session: session, at: now)
+        else {
+            throw APIError.challengeNotFound  // another attempt with the same challenge got there first
+        }
         return (user, token, session)
     }
 
     // MARK: Helpers
+
+    /// Consumes a challenge whose attempt failed; when another attempt consumed it first, that is what is reported.
+    private func burn(_ challenge: ChallengeRecord, at now: Date) async throws {
+        guard try await self.store.consumeChallenge(
+            challenge.challenge,
+            registrationId: challenge.registrationId,
+            purpose: challenge.purpose,
+            at: now
+        ) != nil else {
+            throw APIError.challengeNotFound
+        }
+    }
 
     private func requireEnabled() throws {
         guard self.configuration.biometricsEnabled else { throw APIError.biometricsDisabled }
@@ -196,11 +217,9 @@ struct BiometricService: Sendable {
         return nil
     }
 
-    private static func verify(_ signature: [UInt8], over challenge: String, by registration: RegistrationRecord) throws
-        -> Bool
-    {
+    private func verify(_ signature: [UInt8], over challenge: String, by registration: RegistrationRecord) throws -> Bool {
         guard let algorithm = SignatureAlgorithm(rawValue: registration.algorithm),
-            let key = try? DevicePublicKey(bytes: registration.publicKey, algorithm: algorithm)
+            let key = try? self.keys.key(bytes: registration.publicKey, algorithm: algorithm)
         else {
             // A stored key always parsed when it was stored; failing now means the row was damaged.
             throw APIError.internalError

@@ -11,6 +11,8 @@ struct PasskeyService: Sendable {
     let secrets: Secrets
     let now: @Sendable () -> Date
     let relyingParty: RelyingParty
+    /// Parsed passkey public keys by their stored COSE bytes.
+    let keys: ParsedValueCache<[UInt8], COSEKey>
     let settings: PasskeySettings
     let reauthenticationWindow: TimeInterval
     let logger: Logger
@@ -133,7 +135,57 @@ struct PasskeyService: Sendable {
         let (credentialId, clientDataJSON, authenticatorData, signature, userHandle) = try Self.invalidRequestOnFailure {
             () throws(WebAuthnError) in try response.decoded()
         }
-        let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .authentication, at: now)
+        // A challenge gets exactly one attempt, whatever its outcome: a failed attempt consumes it; a successful one
+        // consumes it in the transaction that stores the session (only one of several concurrent attempts can).
+        let challenge = try await self.unconsumedChallenge(in: clientDataJSON, purpose: .authentication)
+        do {
+            guard now < challenge.expiresAt else { throw APIError.challengeExpired }
+            let (user, passkey, verified) = try await self.verifyAssertion(
+                credentialId: credentialId,
+                clientDataJSON: clientDataJSON,
+                authenticatorData: authenticatorData,
+                signature: signature,
+                userHandle: userHandle,
+                challenge: challenge
+            )
+            let (token, session) = self.sessions.make(for: user, method: .passkey)
+            guard try await self.store.completePasskeySignIn(
+                challenge: challenge.challenge,
+                passkeyId: passkey.id,
+                signCount: Int64(verified.newSignCount),
+                backedUp: verified.backupState,
+                cloneWarning: verified.cloneWarning,
+                session: session,
+                at: now
+            ) else {
+                throw APIError.challengeNotFound  // another attempt with the same challenge got there first
+            }
+            if verified.cloneWarning {
+                self.logger.warning(
+                    "passkey sign counter did not increase: possible cloned authenticator",
+                    metadata: ["passkey": "\(passkey.id)", "user": "\(passkey.userId)"]
+                )
+            }
+            return (user, token, session)
+        } catch let error as APIError where error == .challengeNotFound {
+            throw error
+        } catch {
+            guard try await self.store.consumeWebAuthnChallenge(challenge.challenge, purpose: .authentication, at: now) != nil else {
+                throw APIError.challengeNotFound  // consumed by another attempt meanwhile
+            }
+            throw error
+        }
+    }
+
+    /// Finds the passkey and its owner and verifies the assertion against the challenge (nothing is written).
+    private func verifyAssertion(
+        credentialId: [UInt8],
+        clientDataJSON: [UInt8],
+        authenticatorData: [UInt8],
+        signature: [UInt8],
+        userHandle: [UInt8]?,
+        challenge: WebAuthnChallengeRecord
+    ) async throws -> (UserRecord, PasskeyRecord, VerifiedAuthentication) {
         guard let passkey = try await self.store.passkey(credentialId: Base64.urlEncode(credentialId)) else {
             throw APIError.passkeyNotFoundForLogin
         }
@@ -156,30 +208,35 @@ struct PasskeyService: Sendable {
                     signCount: UInt32(clamping: passkey.signCount),
                     backupEligible: passkey.backupEligible,
                     userHandle: Self.userHandle(of: passkey.userId)
-                )
+                ),
+                keys: self.keys
             )
         } catch {
             throw APIError.invalidPasskeyAssertion(error)
         }
-        if verified.cloneWarning {
-            self.logger.warning(
-                "passkey sign counter did not increase: possible cloned authenticator",
-                metadata: ["passkey": "\(passkey.id)", "user": "\(passkey.userId)"]
-            )
-        }
-        try await self.store.recordPasskeyUse(
-            id: passkey.id,
-            signCount: Int64(verified.newSignCount),
-            backedUp: verified.backupState,
-            cloneWarning: verified.cloneWarning,
-            at: now
-        )
         guard let user = try await self.store.user(id: passkey.userId) else { throw APIError.passkeyNotFoundForLogin }
-        let (token, session) = try await self.sessions.create(for: user, method: .passkey)
-        return (user, token, session)
+        return (user, passkey, verified)
     }
 
     // MARK: Helpers
+
+    /// Reads the challenge from the (not yet verified) client data and finds it, unconsumed; verification then checks
+    /// the client data against it.
+    private func unconsumedChallenge(in clientDataJSON: [UInt8], purpose: ChallengePurpose) async throws
+        -> WebAuthnChallengeRecord
+    {
+        let clientData: CollectedClientData
+        do {
+            clientData = try CollectedClientData(bytes: clientDataJSON)
+        } catch {
+            throw APIError.invalidPasskeyAssertion(error)
+        }
+        guard let record = try await self.store.unconsumedWebAuthnChallenge(Base64.urlEncode(clientData.challenge), purpose: purpose)
+        else {
+            throw APIError.challengeNotFound
+        }
+        return record
+    }
 
     /// Reads the challenge from the (not yet verified) client data and consumes it; verification then checks the
     /// client data against it.

@@ -26,6 +26,6 @@ struct Secrets: Sendable {
 
     /// How a token is stored: lowercase hex SHA-256. Tokens carry 256 bits of entropy, so a fast hash suffices.
     static func hash(token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(token.utf8)))
     }
 }

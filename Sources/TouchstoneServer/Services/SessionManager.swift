@@ -24,6 +24,18 @@ struct SessionManager: Sendable {
         registrationId: String? = nil,
         requestedLifetime: TimeInterval? = nil
     ) async throws -> (token: String, record: SessionRecord) {
+        let (token, record) = self.make(for: user, method: method, registrationId: registrationId, requestedLifetime: requestedLifetime)
+        try await self.store.insertSession(record)
+        return (token, record)
+    }
+
+    /// A new session and its token, not yet stored (for a caller that stores it in a transaction of its own).
+    func make(
+        for user: UserRecord,
+        method: AuthenticationMethod,
+        registrationId: String? = nil,
+        requestedLifetime: TimeInterval? = nil
+    ) -> (token: String, record: SessionRecord) {
         let now = self.now()
         let token = self.secrets.newToken()
         let lifetime = min(requestedLifetime ?? self.lifetime, self.lifetime)
@@ -39,7 +51,6 @@ struct SessionManager: Sendable {
             methods: [method],
             registrationId: registrationId
         )
-        try await self.store.insertSession(record)
         return (token, record)
     }
 

@@ -7,6 +7,9 @@ public import SQLKit
 public protocol SQLExecutor: Sendable {
     /// Runs `body` with a database that executes single statements.
     func withDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// Runs `body`, which only reads, with a database that executes single statements; it sees every write that was
+    /// answered before it started. (An engine may run it on a connection of its own, in parallel with writes.)
+    func withReadOnlyDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Runs `body` inside one write transaction, committed when it returns and rolled back when it throws.
     func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// A statement run first in the migration transaction so that instances starting together migrate one at a time
@@ -19,6 +22,11 @@ public protocol SQLExecutor: Sendable {
 }
 
 extension SQLExecutor {
+    /// By default reads share the connections of everything else.
+    public func withReadOnlyDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await self.withDatabase(body)
+    }
+
     /// Runs `body` between `begin` and `COMMIT` on one database session, rolling back when it throws.
     func transaction<R: Sendable>(
         on db: any SQLDatabase,

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import SQLKit
+import TouchstoneCrypto
 
 /// ``TouchstoneStore`` written once in SQL that SQLite and PostgreSQL both run; the ``SQLExecutor`` supplies the
 /// engine. All values are bound parameters.
@@ -17,8 +18,12 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     }
 
     /// Opens the embedded SQLite store at `location`.
-    public static func sqlite(_ location: SQLiteExecutor.Location, logger: Logger) async throws -> SQLTouchstoneStore {
-        SQLTouchstoneStore(executor: try await SQLiteExecutor.open(location, logger: logger))
+    public static func sqlite(
+        _ location: SQLiteExecutor.Location,
+        commitBatch: Int = SQLiteExecutor.defaultCommitBatch,
+        logger: Logger
+    ) async throws -> SQLTouchstoneStore {
+        SQLTouchstoneStore(executor: try await SQLiteExecutor.open(location, commitBatch: commitBatch, logger: logger))
     }
 
     public func migrate() async throws {
@@ -82,13 +87,13 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     }
 
     public func user(id: String) async throws -> UserRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM users WHERE id = \(bind: id)").first().map(UserRecord.init(row:))
         }
     }
 
     public func user(email: String) async throws -> UserRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(UserRecord.init(row:))
         }
     }
@@ -96,23 +101,25 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     // MARK: Sessions
 
     public func insertSession(_ session: SessionRecord) async throws {
-        try await self.executor.withDatabase { db in
-            try await db.raw(
-                """
-                INSERT INTO sessions (token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at,
-                    password_authenticated_at, methods, registration_id, revoked_at)
-                VALUES (\(bind: session.tokenHash), \(bind: session.userId), \(bind: session.createdAt.millis),
-                    \(bind: session.expiresAt.millis), \(bind: session.idleExpiresAt.millis),
-                    \(bind: session.authenticatedAt.millis), \(bind: session.passwordAuthenticatedAt?.millis),
-                    \(bind: session.methods.map(\.rawValue).joined(separator: ",")), \(bind: session.registrationId),
-                    \(bind: session.revokedAt?.millis))
-                """
-            ).run()
-        }
+        try await self.executor.withDatabase { db in try await Self.insert(session, into: db) }
+    }
+
+    private static func insert(_ session: SessionRecord, into db: any SQLDatabase) async throws {
+        try await db.raw(
+            """
+            INSERT INTO sessions (token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at,
+                password_authenticated_at, methods, registration_id, revoked_at)
+            VALUES (\(bind: session.tokenHash), \(bind: session.userId), \(bind: session.createdAt.millis),
+                \(bind: session.expiresAt.millis), \(bind: session.idleExpiresAt.millis),
+                \(bind: session.authenticatedAt.millis), \(bind: session.passwordAuthenticatedAt?.millis),
+                \(bind: session.methods.map(\.rawValue).joined(separator: ",")), \(bind: session.registrationId),
+                \(bind: session.revokedAt?.millis))
+            """
+        ).run()
     }
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM sessions WHERE token_hash = \(bind: tokenHash)").first()
                 .map(SessionRecord.init(row:))
         }
@@ -156,14 +163,14 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     }
 
     public func registration(id: String) async throws -> RegistrationRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM registrations WHERE id = \(bind: id)").first()
                 .map(RegistrationRecord.init(row:))
         }
     }
 
     public func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(
                 """
                 SELECT * FROM registrations
@@ -175,7 +182,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     }
 
     public func activeRegistration(deviceId: String) async throws -> RegistrationRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(
                 "SELECT * FROM registrations WHERE device_id = \(bind: deviceId) AND status = 'active'"
             ).first().map(RegistrationRecord.init(row:))
@@ -183,7 +190,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     }
 
     public func registrations(userId: String) async throws -> [RegistrationRecord] {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(
                 """
                 SELECT * FROM registrations WHERE user_id = \(bind: userId) AND status <> 'pending'
@@ -302,6 +309,39 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
+    public func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
+        -> ChallengeRecord?
+    {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.raw(
+                """
+                SELECT challenge, registration_id, purpose, created_at, expires_at FROM challenges
+                WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
+                    AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
+                """
+            ).first().map(ChallengeRecord.init(row:))
+        }
+    }
+
+    public func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws
+        -> Bool
+    {
+        try await self.executor.withTransaction { db in
+            let consumed = try await db.raw(
+                """
+                UPDATE challenges SET consumed_at = \(bind: at.millis)
+                WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
+                    AND purpose = \(bind: ChallengePurpose.authentication.rawValue) AND consumed_at IS NULL
+                RETURNING challenge
+                """
+            ).first() != nil
+            guard consumed else { return false }
+            try await db.raw("UPDATE registrations SET last_used_at = \(bind: at.millis) WHERE id = \(bind: registrationId)").run()
+            try await Self.insert(session, into: db)
+            return true
+        }
+    }
+
     public func consumeLatestChallenge(
         registrationId: String,
         purpose: ChallengePurpose,
@@ -348,20 +388,20 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     }
 
     public func passkey(id: String) async throws -> PasskeyRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM passkeys WHERE id = \(bind: id)").first().map(PasskeyRecord.init(row:))
         }
     }
 
     public func passkey(credentialId: String) async throws -> PasskeyRecord? {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM passkeys WHERE credential_id = \(bind: credentialId)").first()
                 .map(PasskeyRecord.init(row:))
         }
     }
 
     public func passkeys(userId: String) async throws -> [PasskeyRecord] {
-        try await self.executor.withDatabase { db in
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM passkeys WHERE user_id = \(bind: userId) ORDER BY created_at DESC, id DESC")
                 .all().map(PasskeyRecord.init(row:))
         }
@@ -384,16 +424,65 @@ public struct SQLTouchstoneStore: TouchstoneStore {
 
     public func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
         try await self.executor.withDatabase { db in
+            try await Self.recordPasskeyUse(id: id, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
+        }
+    }
+
+    private static func recordPasskeyUse(
+        id: String,
+        signCount: Int64,
+        backedUp: Bool,
+        cloneWarning: Bool,
+        at: Date,
+        in db: any SQLDatabase
+    ) async throws {
+        try await db.raw(
+            """
+            UPDATE passkeys SET
+                sign_count = CASE WHEN sign_count < \(bind: signCount) THEN \(bind: signCount) ELSE sign_count END,
+                backed_up = \(bind: Int64(backedUp ? 1 : 0)),
+                clone_warnings = clone_warnings + \(bind: Int64(cloneWarning ? 1 : 0)),
+                last_used_at = \(bind: at.millis)
+            WHERE id = \(bind: id)
+            """
+        ).run()
+    }
+
+    public func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws
+        -> WebAuthnChallengeRecord?
+    {
+        try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(
                 """
-                UPDATE passkeys SET
-                    sign_count = CASE WHEN sign_count < \(bind: signCount) THEN \(bind: signCount) ELSE sign_count END,
-                    backed_up = \(bind: Int64(backedUp ? 1 : 0)),
-                    clone_warnings = clone_warnings + \(bind: Int64(cloneWarning ? 1 : 0)),
-                    last_used_at = \(bind: at.millis)
-                WHERE id = \(bind: id)
+                SELECT challenge, purpose, user_id, allow_credentials, created_at, expires_at FROM webauthn_challenges
+                WHERE challenge = \(bind: challenge) AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
                 """
-            ).run()
+            ).first().map(WebAuthnChallengeRecord.init(row:))
+        }
+    }
+
+    public func completePasskeySignIn(
+        challenge: String,
+        passkeyId: String,
+        signCount: Int64,
+        backedUp: Bool,
+        cloneWarning: Bool,
+        session: SessionRecord,
+        at: Date
+    ) async throws -> Bool {
+        try await self.executor.withTransaction { db in
+            let consumed = try await db.raw(
+                """
+                UPDATE webauthn_challenges SET consumed_at = \(bind: at.millis)
+                WHERE challenge = \(bind: challenge) AND purpose = \(bind: ChallengePurpose.authentication.rawValue)
+                    AND consumed_at IS NULL
+                RETURNING challenge
+                """
+            ).first() != nil
+            guard consumed else { return false }
+            try await Self.recordPasskeyUse(id: passkeyId, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
+            try await Self.insert(session, into: db)
+            return true
         }
     }
 
@@ -466,16 +555,11 @@ extension Date {
 }
 
 extension [UInt8] {
-    fileprivate var base64URL: String {
-        Data(self).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
+    fileprivate var base64URL: String { Base64.urlEncode(self) }
 
     fileprivate init?(base64URL text: String) {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.count % 4 != 0 { standard += "=" }
-        guard let data = Data(base64Encoded: standard) else { return nil }
-        self = [UInt8](data)
+        guard let bytes = Base64.urlDecodeCanonical(text) else { return nil }
+        self = bytes
     }
 }
 

@@ -7,11 +7,17 @@ public import SQLKit
 import SQLiteKit
 import SQLiteNIO
 
-/// The embedded SQLite engine: one connection, in WAL mode with `synchronous = FULL`, so that an acknowledged write
-/// survives a crash.
+/// The embedded SQLite engine, in WAL mode with `synchronous = FULL`, so that an acknowledged write survives a crash.
 ///
-/// SQLite has a single writer, so one serialised connection loses nothing to a pool and can never hit `SQLITE_BUSY`
-/// inside the process.
+/// - Writes (and anything that may write) go through one connection and a ``GroupCommitQueue``: SQLite has a single
+///   writer, so one serialised connection loses nothing to a pool and never hits `SQLITE_BUSY` inside the process;
+///   operations that arrive while a commit is being written share the next transaction, so the disk's sync rate
+///   bounds transactions, not operations.
+/// - Reads the store declares read-only run on separate read connections (a file database only), in parallel with
+///   the writer and with each other: WAL readers see the last committed state and never block the writer. Every write
+///   is answered only after its commit, so a read that starts after an answered write sees it.
+/// - SQLite calls block their thread (a commit waits for `fsync`), so the connections run on a thread pool of their
+///   own, one thread per connection, never on the process-wide pool that other work shares.
 public final class SQLiteExecutor: SQLExecutor {
     /// Where the database lives.
     public enum Location: Sendable, Hashable {
@@ -19,50 +25,134 @@ public final class SQLiteExecutor: SQLExecutor {
         case file(path: String)
     }
 
-    private let connection: SQLiteConnection
+    /// Operations that may share one commit, by default.
+    public static let defaultCommitBatch = GroupCommitQueue.defaultMaximumBatch
+    /// Read connections beside the writer, by default (a file database).
+    public static let defaultReadConnections = 2
+
+    private let writer: SQLiteConnection
+    private let readers: [SQLiteConnection]
+    private let threadPool: NIOThreadPool
+    private let nextReader = NIOLockedValueBox(0)
+    private let queue: GroupCommitQueue
     private let mutex = AsyncMutex()
     private let logger: Logger
     private let closed = NIOLockedValueBox(false)
 
-    private init(connection: SQLiteConnection, logger: Logger) {
-        self.connection = connection
+    private init(
+        writer: SQLiteConnection,
+        readers: [SQLiteConnection],
+        threadPool: NIOThreadPool,
+        commitBatch: Int,
+        logger: Logger
+    ) {
+        self.writer = writer
+        self.readers = readers
+        self.threadPool = threadPool
+        self.queue = GroupCommitQueue(database: writer.sql(queryLogLevel: .trace), maximumBatch: commitBatch)
         self.logger = logger
     }
 
     /// Opens (creating if needed) the database and applies the durability settings.
-    public static func open(_ location: Location, logger: Logger) async throws -> SQLiteExecutor {
+    ///
+    /// - Parameters:
+    ///   - commitBatch: At most this many operations share one commit (1: a commit per operation).
+    ///   - readConnections: Connections for read-only operations (a file database; 0 sends reads to the writer).
+    public static func open(
+        _ location: Location,
+        commitBatch: Int = defaultCommitBatch,
+        readConnections: Int = defaultReadConnections,
+        logger: Logger
+    ) async throws -> SQLiteExecutor {
+        guard (1...1024).contains(commitBatch) else { throw StoreError.unavailable("commit batch must be 1...1024") }
+        guard (0...64).contains(readConnections) else { throw StoreError.unavailable("read connections must be 0...64") }
         let storage: SQLiteConnection.Storage
         switch location {
         case .memory: storage = .memory
         case .file(let path): storage = .file(path: path)
         }
-        let connection: SQLiteConnection
+        let readerCount = location == .memory ? 0 : readConnections
+        let threadPool = NIOThreadPool(numberOfThreads: readerCount + 1)
+        threadPool.start()
+        var opened: [SQLiteConnection] = []
         do {
-            connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+            let writer = try await Self.connect(storage, threadPool: threadPool, logger: logger)
+            opened.append(writer)
+            let db = writer.sql(queryLogLevel: .trace)
+            if case .file = location {
+                try await db.raw("PRAGMA journal_mode = WAL").run()
+            }
+            try await db.raw("PRAGMA synchronous = FULL").run()
+            // Another process holding the write lock: wait with back-off for up to 10 s instead of spinning on a core.
+            try await db.raw("PRAGMA busy_timeout = 10000").run()
+            try await db.raw("PRAGMA foreign_keys = ON").run()
+
+            // An in-memory database is private to its connection: its reads stay on the writer.
+            var readers: [SQLiteConnection] = []
+            if case .file = location {
+                for _ in 0..<readerCount {
+                    let reader = try await Self.connect(storage, threadPool: threadPool, logger: logger)
+                    opened.append(reader)
+                    let readDB = reader.sql(queryLogLevel: .trace)
+                    try await readDB.raw("PRAGMA query_only = ON").run()
+                    try await readDB.raw("PRAGMA busy_timeout = 10000").run()
+                    readers.append(reader)
+                }
+            }
+            return SQLiteExecutor(
+                writer: writer,
+                readers: readers,
+                threadPool: threadPool,
+                commitBatch: commitBatch,
+                logger: logger
+            )
+        } catch {
+            for connection in opened { try? await connection.close() }
+            try? await threadPool.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private static func connect(
+        _ storage: SQLiteConnection.Storage,
+        threadPool: NIOThreadPool,
+        logger: Logger
+    ) async throws -> SQLiteConnection {
+        do {
+            return try await SQLiteConnection.open(
+                storage: storage,
+                threadPool: threadPool,
+                logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton.any()
+            ).get()
         } catch {
             throw StoreError.unavailable("cannot open SQLite database: \(error)")
         }
-        let executor = SQLiteExecutor(connection: connection, logger: logger)
-        let db = connection.sql(queryLogLevel: .trace)
-        if case .file = location {
-            try await db.raw("PRAGMA journal_mode = WAL").run()
-        }
-        try await db.raw("PRAGMA synchronous = FULL").run()
-        // Another process holding the write lock: wait with back-off for up to 10 s instead of spinning on a core.
-        try await db.raw("PRAGMA busy_timeout = 10000").run()
-        try await db.raw("PRAGMA foreign_keys = ON").run()
-        return executor
     }
 
     public func withDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        let db = self.connection.sql(queryLogLevel: .trace)
-        return try await self.mutex.withLock { try await body(db) }
+        // The queue answers only after running `body`, so it never outlives this call.
+        try await withoutActuallyEscaping(body) { body in try await self.queue.run(atomic: false, body) }
     }
 
     public func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        let db = self.connection.sql(queryLogLevel: .trace)
-        // BEGIN IMMEDIATE takes the write lock at once, so a transaction never fails half-way on an upgrade.
-        return try await self.mutex.withLock { try await self.transaction(on: db, begin: "BEGIN IMMEDIATE", body) }
+        try await withoutActuallyEscaping(body) { body in try await self.queue.run(atomic: true, body) }
+    }
+
+    public func withReadOnlyDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        guard !self.readers.isEmpty else { return try await self.withDatabase(body) }
+        guard !self.closed.withLockedValue({ $0 }) else { throw StoreError.unavailable("the database is closed") }
+        let index = self.nextReader.withLockedValue { next in
+            defer { next = (next + 1) % self.readers.count }
+            return next
+        }
+        return try await body(self.readers[index].sql(queryLogLevel: .trace))
+    }
+
+    /// Operations and transactions so far: their ratio is the mean group-commit batch.
+    public var commitStatistics: (operations: Int, transactions: Int) {
+        let statistics = self.queue.statistics
+        return (statistics.operations, statistics.transactions)
     }
 
     /// `BEGIN IMMEDIATE` already excludes other writers.
@@ -77,23 +167,33 @@ public final class SQLiteExecutor: SQLExecutor {
     public func shutdown() async throws {
         // Closing must happen even when the caller is being cancelled (a service group tearing down after an error):
         // an unclosed connection loses the WAL checkpoint, so the close runs in a task of its own.
-        let connection = self.connection
+        let connections = self.readers + [self.writer]
+        let threadPool = self.threadPool
         let mutex = self.mutex
         let closed = self.closed
+        let queue = self.queue
         try await Task {
+            await queue.close()
             try await mutex.withLock {
                 guard !closed.withLockedValue({ $0 }) else { return }
-                try await connection.close()
                 closed.withLockedValue { $0 = true }
+                // Readers first: the writer's close checkpoints the WAL, which needs no reader holding a snapshot.
+                for connection in connections { try await connection.close() }
+                try await threadPool.shutdownGracefully()
             }
         }.value
     }
 
     deinit {
-        // A store dropped without shutdown() (an error path) still closes its connection; the pending close keeps the
-        // connection alive until it completes.
+        // A store dropped without shutdown() (an error path) still closes its connections; the pending close keeps
+        // each connection alive until it completes.
         if !self.closed.withLockedValue({ $0 }) {
-            _ = self.connection.close() as EventLoopFuture<Void>
+            let closes = (self.readers + [self.writer]).map { $0.close() as EventLoopFuture<Void> }
+            // The pool must outlive the closes (they run on it) and must be shut down before it is released.
+            let threadPool = self.threadPool
+            EventLoopFuture.andAllComplete(closes, on: MultiThreadedEventLoopGroup.singleton.any()).whenComplete { _ in
+                threadPool.shutdownGracefully { _ in }
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+public import TouchstoneCrypto
 
 /// An assertion that passed verification.
 public struct VerifiedAuthentication: Sendable, Hashable {
@@ -44,6 +45,8 @@ extension RelyingParty {
     ///   - challenge: The challenge issued for this ceremony.
     ///   - allowCredentials: The credential ids offered in the request (empty for a discoverable login).
     ///   - credential: The stored credential with this id.
+    ///   - keys: Parsed public keys by their stored COSE bytes, shared between calls (parsing a key costs about as
+    ///     much as the signature check).
     public func verifyAuthentication(
         credentialId: [UInt8],
         clientDataJSON: [UInt8],
@@ -52,7 +55,8 @@ extension RelyingParty {
         userHandle: [UInt8]?,
         challenge: [UInt8],
         allowCredentials: [[UInt8]] = [],
-        credential: StoredCredential
+        credential: StoredCredential,
+        keys: ParsedValueCache<[UInt8], COSEKey>? = nil
     ) throws(WebAuthnError) -> VerifiedAuthentication {
         // Step 5: the credential is one of those offered, when a list was sent.
         guard allowCredentials.isEmpty || allowCredentials.contains(credentialId) else {
@@ -70,7 +74,12 @@ extension RelyingParty {
             throw WebAuthnError(.userHandleMismatch, "a discoverable login must return the userHandle")
         }
         // Step 7: the stored public key.
-        let publicKey = try COSEKey(bytes: credential.publicKey)
+        let publicKey: COSEKey
+        if let keys {
+            publicKey = try keys.value(for: credential.publicKey) { () throws(WebAuthnError) in try COSEKey(bytes: credential.publicKey) }
+        } else {
+            publicKey = try COSEKey(bytes: credential.publicKey)
+        }
         // Steps 8–13: parse client data; type, challenge, origin, cross-origin, top origin.
         let clientData = try CollectedClientData(bytes: clientDataJSON)
         try self.checkClientData(clientData, type: "webauthn.get", challenge: challenge)

@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+import TouchstoneStore
+
+/// The SQLite executor's group commit: shared transactions, each operation still atomic on its own.
+@Suite struct GroupCommitTests {
+    private struct Failure: Error {}
+
+    private func open() async throws -> (SQLiteExecutor, String) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("group-commit-\(UUID().uuidString).sqlite").path
+        let executor = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
+        try await executor.withTransaction { db in
+            try await db.raw("CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL UNIQUE)").run()
+        }
+        return (executor, path)
+    }
+
+    private func count(_ executor: SQLiteExecutor) async throws -> Int {
+        try await executor.withDatabase { db in
+            try await db.raw("SELECT COUNT(*) AS n FROM items").first()?.decode(column: "n", as: Int.self) ?? -1
+        }
+    }
+
+    private func cleanUp(_ executor: SQLiteExecutor, _ path: String) async throws {
+        try await executor.shutdown()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test func concurrentWritesShareCommitsAndAllPersist() async throws {
+        let (executor, path) = try await self.open()
+        let before = executor.commitStatistics
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<300 {
+                group.addTask {
+                    try await executor.withDatabase { db in
+                        try await db.raw("INSERT INTO items (id, label) VALUES (\(bind: index), \(bind: "item \(index)"))").run()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let after = executor.commitStatistics
+        #expect(after.operations - before.operations == 300)
+        // 300 operations queued at once cannot each have had a commit of their own.
+        #expect(after.transactions - before.transactions < 300)
+        try await executor.shutdown()
+
+        // Everything acknowledged is on disk: a new connection sees it.
+        let reopened = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
+        #expect(try await self.count(reopened) == 300)
+        try await self.cleanUp(reopened, path)
+    }
+
+    @Test func aFailingTransactionRollsBackAloneInsideABatch() async throws {
+        let (executor, path) = try await self.open()
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    do {
+                        try await executor.withTransaction { db in
+                            try await db.raw("INSERT INTO items (id, label) VALUES (\(bind: index * 2), \(bind: "a\(index)"))").run()
+                            try await db.raw("INSERT INTO items (id, label) VALUES (\(bind: index * 2 + 1), \(bind: "b\(index)"))").run()
+                            if index % 4 == 0 { throw Failure() }
+                        }
+                        return (index, true)
+                    } catch is Failure {
+                        return (index, false)
+                    }
+                }
+            }
+            var outcomes: [Int: Bool] = [:]
+            for try await (index, ok) in group { outcomes[index] = ok }
+            return outcomes
+        }
+        #expect(outcomes.values.filter { !$0 }.count == 10)
+        // Each failed transaction left neither of its two rows; each successful one left both.
+        let ids = try await executor.withDatabase { db in
+            try await db.raw("SELECT id FROM items ORDER BY id").all().map { try $0.decode(column: "id", as: Int.self) }
+        }
+        let expected = (0..<40).filter { $0 % 4 != 0 }.flatMap { [$0 * 2, $0 * 2 + 1] }
+        #expect(ids == expected)
+        try await self.cleanUp(executor, path)
+    }
+
+    @Test func aConstraintViolationFailsOnlyItsOwnStatement() async throws {
+        let (executor, path) = try await self.open()
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    do {
+                        // Every third label repeats an earlier one: UNIQUE fails for the later writer only.
+                        let label = index % 3 == 2 ? "item \(index - 1)" : "item \(index)"
+                        try await executor.withDatabase { db in
+                            try await db.raw("INSERT INTO items (id, label) VALUES (\(bind: index), \(bind: label))").run()
+                        }
+                        return true
+                    } catch {
+                        #expect(executor.isUniqueViolation(error))
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        let failed = results.filter { !$0 }.count
+        #expect(failed == 20)
+        #expect(try await self.count(executor) == 40)
+        try await self.cleanUp(executor, path)
+    }
+
+    @Test func shutdownAnswersEveryOperationAndKeepsWhatItAcknowledged() async throws {
+        let (executor, path) = try await self.open()
+        // Writes race the shutdown: each is either acknowledged (and then on disk) or refused, never left hanging.
+        let acknowledged = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    do {
+                        try await executor.withDatabase { db in
+                            try await db.raw("INSERT INTO items (id, label) VALUES (\(bind: index), \(bind: "x\(index)"))").run()
+                        }
+                        return index
+                    } catch let error as StoreError {
+                        #expect(error == .unavailable(""))
+                        return nil
+                    }
+                }
+            }
+            group.addTask {
+                try await executor.shutdown()
+                return nil
+            }
+            return try await group.reduce(into: Set<Int>()) { if let index = $1 { $0.insert(index) } }
+        }
+        await #expect(throws: StoreError.self) {
+            try await executor.withDatabase { db in try await db.raw("SELECT 1").run() }
+        }
+        let reopened = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
+        let stored = try await reopened.withDatabase { db in
+            try await db.raw("SELECT id FROM items").all().map { try $0.decode(column: "id", as: Int.self) }
+        }
+        #expect(Set(stored) == acknowledged)
+        try await self.cleanUp(reopened, path)
+    }
+}
