@@ -5,6 +5,7 @@
 #   scripts/postgres.sh url   [DIR] [PORT]
 # Installs Debian's postgresql if needed. Runs the server as the 'postgres' user when invoked as root (initdb refuses
 # to run as root). Trust authentication on 127.0.0.1 only: never expose this cluster.
+# fsync is off unless PG_FSYNC=on (tests need speed, not durability; benchmarks set PG_FSYNC=on to be honest).
 set -euo pipefail
 cmd=${1:-start}
 dir=${2:-/tmp/touchstone-pg}
@@ -37,7 +38,7 @@ case "$cmd" in
     fi
     if ! as_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
       as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${PG_FSYNC:-off} -c max_connections=200" start >/dev/null
     fi
     psql() { as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
     [ "$(psql -c "SELECT 1 FROM pg_roles WHERE rolname='touchstone'")" = 1 ] || psql -c "CREATE ROLE touchstone LOGIN"

@@ -1,0 +1,311 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import NIOConcurrencyHelpers
+import NIOCore
+import TouchstoneCrypto
+import TouchstoneKit
+import TouchstoneWebAuthn
+
+/// A server to load: `http://` on a loopback address (the generator refuses to load anything else).
+struct LoopbackEndpoint: Sendable {
+    var url: String
+    var host: String
+    var port: Int
+    /// What the simulated browser reports as its origin (passkeys): by default the server's own default origin,
+    /// `http://localhost:PORT`.
+    var origin: String
+
+    init(_ string: String, origin: String? = nil) throws {
+        guard let components = URLComponents(string: string), components.scheme == "http", let host = components.host else {
+            throw ValidationError("--server must be an http:// URL: \(string)")
+        }
+        guard host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" else {
+            throw ValidationError("--server must be on loopback (127.0.0.1, localhost or ::1): \(string)")
+        }
+        self.url = string
+        self.host = host == "localhost" ? "127.0.0.1" : host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        self.port = components.port ?? 80
+        self.origin = origin ?? "http://localhost:\(self.port)"
+    }
+}
+
+struct LoadPlan: Sendable {
+    var kind: LoginBench.Kind
+    var algorithm: SignatureAlgorithm
+    var devices: Int
+    var warmup: Double
+    var duration: Double
+    var serverPids: [Int32]
+}
+
+struct LoadReport: Codable, Sendable {
+    struct Latency: Codable, Sendable {
+        var p50: Double
+        var p90: Double
+        var p99: Double
+        var max: Double
+        var mean: Double
+    }
+    struct ServerMemory: Codable, Sendable {
+        var pid: Int32
+        /// Highest resident set size sampled while measuring.
+        var peakRSSMiB: Double
+        /// The kernel's high-water mark of the process's resident set since it started (VmHWM).
+        var highWaterMarkMiB: Double
+    }
+    var kind: LoginBench.Kind
+    var algorithm: String?
+    var servers: [String]
+    var devices: Int
+    var durationSeconds: Double
+    var ceremonies: Int
+    var ceremoniesPerSecond: Double
+    /// Milliseconds from a ceremony's first request to its session.
+    var latencyMs: Latency
+    /// Failed ceremonies by error code (the server's code, or the SDK's).
+    var errors: [String: Int]
+    var serverMemory: [ServerMemory]
+
+    var table: String {
+        var lines = [
+            "\(self.kind.rawValue) ceremonies, \(self.devices) devices, \(self.servers.count) server(s), \(Self.format(self.durationSeconds, 1)) s measured",
+            "  completed     \(self.ceremonies)  (\(Self.format(self.ceremoniesPerSecond, 0)) per second)",
+            "  latency ms    p50 \(Self.format(self.latencyMs.p50, 2))  p90 \(Self.format(self.latencyMs.p90, 2))  p99 \(Self.format(self.latencyMs.p99, 2))  max \(Self.format(self.latencyMs.max, 2))",
+            "  errors        " + (self.errors.isEmpty ? "none" : self.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")),
+        ]
+        for memory in self.serverMemory {
+            lines.append("  server \(memory.pid)  peak RSS \(Self.format(memory.peakRSSMiB, 1)) MiB while measuring, high-water mark \(Self.format(memory.highWaterMarkMiB, 1)) MiB")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+}
+
+/// Enrols simulated devices, runs their ceremonies concurrently and collects the measurements.
+struct LoadRunner: Sendable {
+    let endpoints: [LoopbackEndpoint]
+    let eventLoops: any EventLoopGroup
+
+    func run(_ plan: LoadPlan) async throws -> LoadReport {
+        let runId = String(UUID().uuidString.prefix(8)).lowercased()
+        let devices = try await self.enrol(plan, runId: runId)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let measureFrom = start + .milliseconds(Int(plan.warmup * 1000))
+        let end = measureFrom + .milliseconds(Int(plan.duration * 1000))
+        let sampler = MemorySampler(pids: plan.serverPids)
+
+        let results = try await withThrowingTaskGroup(of: DeviceResult.self) { group in
+            for device in devices {
+                group.addTask { await device.loop(measureFrom: measureFrom, until: end, clock: clock) }
+            }
+            group.addTask {
+                await sampler.sample(from: measureFrom, until: end, clock: clock)
+                return DeviceResult()
+            }
+            var total = DeviceResult()
+            for try await result in group { total.merge(result) }
+            return total
+        }
+        for device in devices { await device.close() }
+
+        let histogram = results.histogram
+        let microsToMillis = { (value: UInt64) in Double(value) / 1000 }
+        return LoadReport(
+            kind: plan.kind,
+            algorithm: plan.kind == .biometric ? plan.algorithm.rawValue : "ES256",
+            servers: self.endpoints.map(\.url),
+            devices: plan.devices,
+            durationSeconds: plan.duration,
+            ceremonies: results.completed,
+            ceremoniesPerSecond: Double(results.completed) / plan.duration,
+            latencyMs: LoadReport.Latency(
+                p50: microsToMillis(histogram.valueAtPercentile(50)),
+                p90: microsToMillis(histogram.valueAtPercentile(90)),
+                p99: microsToMillis(histogram.valueAtPercentile(99)),
+                max: microsToMillis(histogram.max),
+                mean: histogram.totalCount == 0 ? 0 : histogram.mean / 1000
+            ),
+            errors: results.errors,
+            serverMemory: sampler.report()
+        )
+    }
+
+    /// Enrols the devices, eight at a time (enrolment hashes passwords; it is not what is measured).
+    private func enrol(_ plan: LoadPlan, runId: String) async throws -> [SimulatedDevice] {
+        try await withThrowingTaskGroup(of: SimulatedDevice.self) { group in
+            var next = 0
+            var devices: [SimulatedDevice] = []
+            func addNext() {
+                let index = next
+                let endpoint = self.endpoints[index % self.endpoints.count]
+                let eventLoops = self.eventLoops
+                next += 1
+                group.addTask {
+                    try await SimulatedDevice.enrol(
+                        email: "bench-\(runId)-\(index)@bench.invalid",
+                        endpoint: endpoint,
+                        kind: plan.kind,
+                        algorithm: plan.algorithm,
+                        eventLoops: eventLoops
+                    )
+                }
+            }
+            for _ in 0..<min(8, plan.devices) { addNext() }
+            while let device = try await group.next() {
+                devices.append(device)
+                if next < plan.devices { addNext() }
+            }
+            return devices
+        }
+    }
+}
+
+/// What one device measured.
+struct DeviceResult: Sendable {
+    var completed = 0
+    var errors: [String: Int] = [:]
+    /// Ceremony latency in microseconds.
+    var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+
+    mutating func merge(_ other: DeviceResult) {
+        self.completed += other.completed
+        self.errors.merge(other.errors, uniquingKeysWith: +)
+        self.histogram.add(other.histogram)
+    }
+}
+
+/// One simulated phone (SDK + software key) or browser (virtual passkey authenticator) with its own connection.
+final class SimulatedDevice: Sendable {
+    private enum Role {
+        case biometric(BiometricLogin)
+        case passkey(TouchstoneClient, NIOLockedValueBox<VirtualAuthenticator.Credential>, origin: String)
+    }
+
+    private let role: Role
+    private let connection: HTTPConnection
+
+    private init(role: Role, connection: HTTPConnection) {
+        self.role = role
+        self.connection = connection
+    }
+
+    static func enrol(
+        email: String,
+        endpoint: LoopbackEndpoint,
+        kind: LoginBench.Kind,
+        algorithm: SignatureAlgorithm,
+        eventLoops: any EventLoopGroup
+    ) async throws -> SimulatedDevice {
+        let connection = try await HTTPConnection.connect(host: endpoint.host, port: endpoint.port, group: eventLoops)
+        let client = TouchstoneClient(transport: connection)
+        let password = "bench-" + Base64.urlEncode((0..<12).map { _ in UInt8.random(in: 0...255) })
+        let session = try await client.createUser(email: email, password: password)
+        switch kind {
+        case .biometric:
+            let login = BiometricLogin(
+                client: client,
+                keyStore: SoftwareKeyStore(),
+                verifier: ScriptedVerifier.alwaysApprove(),
+                stateStore: InMemoryStateStore(),
+                algorithm: algorithm
+            )
+            try await login.enable(session: session, deviceName: "bench device")
+            return SimulatedDevice(role: .biometric(login), connection: connection)
+        case .passkey:
+            let options = try await client.passkeyRegistrationOptions(token: session.session.token)
+            let (credential, response) = try VirtualAuthenticator().respond(toCreationOptions: Array(options), origin: endpoint.origin)
+            _ = try await client.verifyPasskeyRegistration(token: session.session.token, responseJSON: Data(response))
+            return SimulatedDevice(role: .passkey(client, NIOLockedValueBox(credential), origin: endpoint.origin), connection: connection)
+        }
+    }
+
+    /// One complete sign-in.
+    func ceremony() async throws {
+        switch self.role {
+        case .biometric(let login):
+            _ = try await login.login(reason: "bench")
+        case .passkey(let client, let credentialBox, let origin):
+            let options = try await client.passkeyAuthenticationOptions()
+            var credential = credentialBox.withLockedValue { $0 }
+            let response = try VirtualAuthenticator().respond(toRequestOptions: Array(options), credential: &credential, origin: origin)
+            credentialBox.withLockedValue { $0 = credential }
+            _ = try await client.verifyPasskeyAuthentication(responseJSON: Data(response))
+        }
+    }
+
+    /// Runs ceremonies back to back until `end`, measuring those that start at or after `measureFrom`.
+    func loop(measureFrom: ContinuousClock.Instant, until end: ContinuousClock.Instant, clock: ContinuousClock) async -> DeviceResult {
+        var result = DeviceResult()
+        while true {
+            let started = clock.now
+            guard started < end else { break }
+            let measured = started >= measureFrom
+            do {
+                try await self.ceremony()
+                let finished = clock.now
+                // A ceremony that ends after the window would inflate the count; it is not counted.
+                guard measured, finished <= end else { continue }
+                result.completed += 1
+                let (seconds, attoseconds) = (finished - started).components
+                _ = result.histogram.record(UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000))
+            } catch {
+                if measured { result.errors[Self.code(of: error), default: 0] += 1 }
+                if case .transport = (error as? BiometricLoginError)?.code { break }  // the connection is gone
+            }
+        }
+        return result
+    }
+
+    func close() async {
+        await self.connection.close()
+    }
+
+    private static func code(of error: any Error) -> String {
+        if let error = error as? BiometricLoginError { return error.serverCode ?? error.code.rawValue }
+        if error is VirtualAuthenticator.OptionsError { return "authenticator_refused" }
+        return "unexpected"
+    }
+}
+
+/// Samples the resident set of server processes from `/proc` while the load runs.
+final class MemorySampler: Sendable {
+    private let pids: [Int32]
+    private let peaks: NIOLockedValueBox<[Int32: Double]>
+
+    init(pids: [Int32]) {
+        self.pids = pids
+        self.peaks = NIOLockedValueBox([:])
+    }
+
+    func sample(from start: ContinuousClock.Instant, until end: ContinuousClock.Instant, clock: ContinuousClock) async {
+        guard !self.pids.isEmpty else { return }
+        try? await Task.sleep(until: start, clock: clock)
+        while clock.now < end {
+            for pid in self.pids {
+                guard let rss = Self.field("VmRSS", pid: pid) else { continue }
+                self.peaks.withLockedValue { $0[pid] = max($0[pid] ?? 0, rss) }
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    func report() -> [LoadReport.ServerMemory] {
+        let peaks = self.peaks.withLockedValue { $0 }
+        return self.pids.map { pid in
+            LoadReport.ServerMemory(pid: pid, peakRSSMiB: peaks[pid] ?? 0, highWaterMarkMiB: Self.field("VmHWM", pid: pid) ?? 0)
+        }
+    }
+
+    /// A `kB` field of `/proc/PID/status`, in MiB.
+    static func field(_ name: String, pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+            let number = line.dropFirst(name.count + 1).split(whereSeparator: \.isWhitespace).first.flatMap { Double($0) }
+            return number.map { $0 / 1024 }
+        }
+        return nil
+    }
+}

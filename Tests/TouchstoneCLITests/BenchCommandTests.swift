@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+import TouchstoneStore
+
+/// `touchstone bench login` and `bench seed` against a real server: they must measure real ceremonies. (Numbers are
+/// reported, never asserted: a benchmark does not gate CI.)
+struct BenchCommandTests {
+    /// Runs the binary; returns the exit code, standard output and standard error. Blocking reads run off the pool.
+    static func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = try ServerProcess.binary
+        process.arguments = arguments
+        let stdout = Pipe()
+        // Standard error goes to a file, so that neither pipe can fill up while the other is read.
+        let errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("bench-stderr-\(UUID().uuidString)").path
+        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let errorFile = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        process.standardOutput = stdout
+        process.standardError = errorFile
+        try process.run()
+        let (status, output): (Int32, Data) = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let output = stdout.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, output))
+            }
+        }
+        try? errorFile.close()
+        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: errorPath)
+        return (status, String(decoding: output, as: UTF8.self), errors)
+    }
+
+    static func temporaryDatabase() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("touchstone-bench-\(UUID().uuidString).sqlite").path
+    }
+
+    @Test(arguments: ["biometric", "passkey"])
+    func loginBenchRunsCompleteCeremonies(kind: String) async throws {
+        let path = Self.temporaryDatabase()
+        // The server listens on a port it picks, so the passkey origin is set explicitly on both sides.
+        let origin = "http://localhost:8443"
+        let server = try await ServerProcess(database: "sqlite:\(path)", extraArguments: ["--origin", origin])
+        defer { server.stop() }
+        let (status, output, errors) = try await Self.run([
+            "bench", "login", "--server", server.baseURL.absoluteString, "--kind", kind, "--devices", "3",
+            "--duration", "1", "--warmup", "0.2", "--server-pid", String(server.process.processIdentifier), "--json",
+            "--origin", origin,
+        ])
+        #expect(status == 0, "\(errors)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        #expect(report["kind"] as? String == kind)
+        #expect(report["devices"] as? Int == 3)
+        let ceremonies = try #require(report["ceremonies"] as? Int)
+        #expect(ceremonies > 0)
+        #expect((report["errors"] as? [String: Int]) == [:])
+        let latency = try #require(report["latencyMs"] as? [String: Double])
+        #expect((latency["p50"] ?? 0) > 0)
+        #expect((latency["p50"] ?? 0) <= (latency["p99"] ?? 0))
+        #expect((latency["p99"] ?? 0) <= (latency["max"] ?? 0))
+        let memory = try #require((report["serverMemory"] as? [[String: Any]])?.first)
+        #expect((memory["peakRSSMiB"] as? Double ?? 0) > 1)
+        // Each ceremony made a session the server stored: the server's log shows no failure.
+        #expect(!server.log.contains("error"), "\(server.log)")
+    }
+
+    @Test func loginBenchStopsWhenDevicesCannotEnrol() async throws {
+        // Passkeys from an origin the server does not allow: enrolment fails, and the bench says why.
+        let path = Self.temporaryDatabase()
+        let server = try await ServerProcess(database: "sqlite:\(path)")
+        defer { server.stop() }
+        let (status, _, errors) = try await Self.run([
+            "bench", "login", "--server", server.baseURL.absoluteString, "--kind", "passkey", "--devices", "1",
+            "--duration", "0.5", "--origin", "https://evil.example",
+        ])
+        #expect(status != 0)
+        #expect(errors.contains("origin"), "\(errors)")
+    }
+
+    @Test func loginBenchOnlyLoadsLoopback() async throws {
+        let (status, _, errors) = try await Self.run(["bench", "login", "--server", "http://192.0.2.1:8080", "--duration", "1"])
+        #expect(status != 0)
+        #expect(errors.contains("loopback"), "\(errors)")
+    }
+
+    @Test func seedAddsActiveRegistrationsAServerCanUse() async throws {
+        let path = Self.temporaryDatabase()
+        let (status, output, errors) = try await Self.run(["bench", "seed", "--database", "sqlite:\(path)", "--registrations", "250"])
+        #expect(status == 0, "\(errors)")
+        #expect(output.contains("added 250"))
+        let executor = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
+        let counts = try await executor.withDatabase { db in
+            try await db.raw(
+                "SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM registrations WHERE status = 'active') AS active"
+            ).first().map { row in (try row.decode(column: "users", as: Int.self), try row.decode(column: "active", as: Int.self)) }
+        }
+        try await executor.shutdown()
+        #expect(counts?.0 == 250)
+        #expect(counts?.1 == 250)
+        // The server starts on the seeded database and serves ceremonies next to the seeded rows.
+        let server = try await ServerProcess(database: "sqlite:\(path)")
+        defer { server.stop() }
+        let (benchStatus, benchOutput, benchErrors) = try await Self.run([
+            "bench", "login", "--server", server.baseURL.absoluteString, "--devices", "2", "--duration", "0.5", "--json",
+        ])
+        #expect(benchStatus == 0, "\(benchErrors)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(benchOutput.utf8)) as? [String: Any])
+        #expect((report["ceremonies"] as? Int ?? 0) > 0)
+    }
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Reproduces the performance table of README.md and docs/performance.md.
+#
+#   scripts/bench.sh            full run (about 10 minutes on 2 cores, after the release build)
+#   QUICK=1 scripts/bench.sh    fewer levels, shorter runs (a smoke run of the script itself)
+#
+# Builds release, then against a server on SQLite (one instance): `bench verify`; biometric and passkey ceremonies at
+# 1, 4, 16, 64 and 256 concurrent devices; the same at 64 devices with group commit and the key cache turned off
+# (the "before" of docs/performance.md); latency and memory with 1,000 and then 100,000 stored registrations. Then,
+# when PostgreSQL can be started (scripts/postgres.sh, fsync on), the device levels again against two instances
+# sharing one database. Writes artifacts/bench/results.jsonl, results.md (the tables) and throughput.png (the plot).
+# The load generator runs on the same machine as the server(s): both share the two cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${BENCH_OUT:-artifacts/bench}
+duration=${DURATION:-10}
+levels=${LEVELS:-"1 4 16 64 256"}
+large=${LARGE:-100000}
+if [ -n "${QUICK:-}" ]; then duration=2; levels="1 16 64"; large=5000; fi
+mkdir -p "$out"
+work=$(mktemp -d /tmp/touchstone-bench.XXXXXX)
+results="$out/results.jsonl"
+: > "$results"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ -n "${pg_dir:-}" ]; then scripts/postgres.sh stop "$pg_dir" || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+swift build -c release --product touchstone >&2
+bin=.build/release/touchstone
+
+# start_server PORT DATABASE [ENV=VALUE...]: starts a server in the background, waits until it is ready; sets $server_pid.
+start_server() {
+  local port=$1 database=$2
+  shift 2
+  env TOUCHSTONE_BCRYPT_COST=4 TOUCHSTONE_LOG_LEVEL=warning "$@" \
+    "$bin" serve --host 127.0.0.1 --port "$port" --database "$database" >"$work/server-$port.log" 2>&1 &
+  server_pid=$!
+  pids+=("$server_pid")
+  for _ in $(seq 1 200); do
+    if curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  echo "server on port $port did not start:" >&2
+  cat "$work/server-$port.log" >&2
+  exit 1
+}
+
+stop_servers() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  pids=()
+}
+
+# bench LABEL KIND DEVICES STORED SERVER_ARGS...: one `bench login` run, appended to results.jsonl with its labels.
+bench() {
+  local label=$1 kind=$2 devices=$3 stored=$4
+  shift 4
+  echo "== $label: $kind, $devices devices" >&2
+  "$bin" bench login --kind "$kind" --devices "$devices" --duration "$duration" --warmup 1 --json "$@" >"$work/run.json"
+  python3 - "$label" "$stored" "$work/run.json" >>"$results" <<'PY'
+import json, sys
+label, stored, path = sys.argv[1], sys.argv[2], sys.argv[3]
+report = json.load(open(path))
+report["label"] = label
+report["stored"] = stored
+print(json.dumps(report))
+PY
+  tail -1 "$results" | python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latencyMs"]; print(f"   {r[\"ceremoniesPerSecond\"]:.0f}/s  p50 {l[\"p50\"]:.2f} ms  p99 {l[\"p99\"]:.2f} ms  errors {r[\"errors\"]}", file=sys.stderr)'
+}
+
+count_registrations() {
+  python3 - "$1" <<'PY'
+import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM registrations").fetchone()[0])
+PY
+}
+
+echo "== bench verify" >&2
+"$bin" bench verify --seconds "$([ -n "${QUICK:-}" ] && echo 0.5 || echo 2)" --json >"$out/verify.json"
+
+# SQLite, one instance: throughput against concurrency.
+db="$work/levels.sqlite"
+start_server 18401 "sqlite:$db"
+for kind in biometric passkey; do
+  for n in $levels; do
+    bench "sqlite" "$kind" "$n" "$(count_registrations "$db")" --server http://127.0.0.1:18401 --server-pid "$server_pid"
+  done
+done
+stop_servers
+
+# Before and after the optimisations of docs/performance.md, same binary, same run.
+for variant in "before:TOUCHSTONE_SQLITE_COMMIT_BATCH=1 TOUCHSTONE_KEY_CACHE_SIZE=0" \
+  "no-group-commit:TOUCHSTONE_SQLITE_COMMIT_BATCH=1" "no-key-cache:TOUCHSTONE_KEY_CACHE_SIZE=0" "after:TOUCHSTONE_KEY_CACHE_SIZE=10000"; do
+  name=${variant%%:*}
+  # shellcheck disable=SC2086
+  start_server 18402 "sqlite:$work/$name.sqlite" ${variant#*:}
+  bench "variant-$name" biometric 64 0 --server http://127.0.0.1:18402 --server-pid "$server_pid"
+  stop_servers
+done
+
+# Stored registrations: 1,000, then $large (seeded straight into the database), 64 devices each time.
+db="$work/scale.sqlite"
+"$bin" bench seed --database "sqlite:$db" --registrations 1000 >&2
+start_server 18403 "sqlite:$db"
+bench "scale" biometric 64 "$(count_registrations "$db")" --server http://127.0.0.1:18403 --server-pid "$server_pid"
+stop_servers
+echo "== seeding up to $large registrations" >&2
+"$bin" bench seed --database "sqlite:$db" --registrations "$((large - $(count_registrations "$db")))" >&2
+start_server 18403 "sqlite:$db"
+bench "scale" biometric 64 "$(count_registrations "$db")" --server http://127.0.0.1:18403 --server-pid "$server_pid"
+python3 - "$db" >"$out/query-plans.txt" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+queries = {
+    "registration by id (start, finish)": "SELECT * FROM registrations WHERE id = 'x'",
+    "consume challenge (finish)": "UPDATE challenges SET consumed_at = 1 WHERE challenge = 'x' AND registration_id = 'y' AND purpose = 'authentication' AND consumed_at IS NULL",
+    "user by id (finish)": "SELECT * FROM users WHERE id = 'x'",
+    "mark registration used (finish)": "UPDATE registrations SET last_used_at = 1 WHERE id = 'x'",
+    "session by token hash (every authenticated call)": "SELECT * FROM sessions WHERE token_hash = 'x'",
+    "passkey by credential id (passkey finish)": "SELECT * FROM passkeys WHERE credential_id = 'x'",
+    "consume WebAuthn challenge (passkey finish)": "UPDATE webauthn_challenges SET consumed_at = 1 WHERE challenge = 'x' AND purpose = 'authentication' AND consumed_at IS NULL",
+    "user by email (password sign-in)": "SELECT * FROM users WHERE email = 'x'",
+}
+for name, sql in queries.items():
+    print(f"-- {name}\n{sql}")
+    for row in db.execute("EXPLAIN QUERY PLAN " + sql):
+        print("   ", row[3])
+    print()
+PY
+stop_servers
+
+# PostgreSQL, two instances sharing one database, when a cluster can be started here.
+if pg_url=$(PG_FSYNC=on scripts/postgres.sh start "$work/pg" 55499 2>"$work/pg.log"); then
+  pg_dir="$work/pg"
+  start_server 18404 "$pg_url"
+  first=$server_pid
+  start_server 18405 "$pg_url"
+  second=$server_pid
+  for kind in biometric passkey; do
+    for n in $levels; do
+      bench "postgres-2" "$kind" "$n" 0 --server http://127.0.0.1:18404 --server http://127.0.0.1:18405 \
+        --server-pid "$first" --server-pid "$second"
+    done
+  done
+  stop_servers
+else
+  echo "PostgreSQL could not be started; its rows are left out (see $work/pg.log)" >&2
+fi
+
+python3 scripts/bench_report.py "$out"

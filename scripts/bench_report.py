@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Turns scripts/bench.sh's results (results.jsonl, verify.json) into results.md and throughput.png.
+
+Usage: scripts/bench_report.py DIR   (DIR holds the results; the outputs are written next to them)
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def load(directory):
+    runs = [json.loads(line) for line in open(os.path.join(directory, "results.jsonl")) if line.strip()]
+    verify = json.load(open(os.path.join(directory, "verify.json")))
+    return runs, verify
+
+
+def fmt(value, digits=0):
+    return f"{value:,.{digits}f}"
+
+
+def errors(run):
+    return ", ".join(f"{code} {count}" for code, count in sorted(run["errors"].items())) or "none"
+
+
+def memory(run):
+    peaks = [m["peakRSSMiB"] for m in run["serverMemory"]]
+    return " + ".join(fmt(p, 1) for p in peaks) if peaks else "n/a"
+
+
+def markdown(runs, verify):
+    lines = ["### Verification in one process (`touchstone bench verify`)", "",
+             "| case | operations/s | of its raw verification |", "|---|---:|---:|"]
+    for case in verify:
+        ratio = f"{case['ratioToRaw'] * 100:.1f} %" if case.get("ratioToRaw") else ""
+        lines.append(f"| {case['name']} | {fmt(case['operationsPerSecond'])} | {ratio} |")
+
+    for label, title in [("sqlite", "SQLite, one instance"), ("postgres-2", "PostgreSQL, two instances")]:
+        chosen = [r for r in runs if r["label"] == label]
+        if not chosen:
+            continue
+        lines += ["", f"### Complete sign-in ceremonies: {title} (`touchstone bench login`)", "",
+                  "| ceremony | devices | ceremonies/s | p50 ms | p90 ms | p99 ms | max ms | errors | server peak RSS MiB |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+        for r in chosen:
+            l = r["latencyMs"]
+            lines.append(f"| {r['kind']} | {r['devices']} | {fmt(r['ceremoniesPerSecond'])} | {fmt(l['p50'], 2)} | "
+                         f"{fmt(l['p90'], 2)} | {fmt(l['p99'], 2)} | {fmt(l['max'], 1)} | {errors(r)} | {memory(r)} |")
+
+    variants = [r for r in runs if r["label"].startswith("variant-")]
+    if variants:
+        lines += ["", "### Before and after (biometric, SQLite, 64 devices, same binary)", "",
+                  "| configuration | ceremonies/s | p50 ms | p99 ms |", "|---|---:|---:|---:|"]
+        names = {"variant-before": "before: a commit per operation, keys parsed per sign-in",
+                 "variant-no-group-commit": "key cache only", "variant-no-key-cache": "group commit only",
+                 "variant-after": "after: group commit and key cache (the default)"}
+        for r in variants:
+            l = r["latencyMs"]
+            lines.append(f"| {names.get(r['label'], r['label'])} | {fmt(r['ceremoniesPerSecond'])} | {fmt(l['p50'], 2)} | {fmt(l['p99'], 2)} |")
+
+    scale = [r for r in runs if r["label"] == "scale"]
+    if scale:
+        lines += ["", "### Stored registrations (biometric, SQLite, 64 devices)", "",
+                  "| registrations stored | ceremonies/s | p50 ms | p99 ms | server peak RSS MiB |", "|---:|---:|---:|---:|---:|"]
+        for r in scale:
+            l = r["latencyMs"]
+            lines.append(f"| {fmt(int(r['stored']))} | {fmt(r['ceremoniesPerSecond'])} | {fmt(l['p50'], 2)} | {fmt(l['p99'], 2)} | {memory(r)} |")
+
+    lines += ["", "### Targets", ""] + targets(runs, verify)
+    return "\n".join(lines) + "\n"
+
+
+def targets(runs, verify):
+    out = []
+    full = [c for c in verify if c.get("ratioToRaw")]
+    worst = min(full, key=lambda c: c["ratioToRaw"]) if full else None
+    if worst:
+        ok = all(c["ratioToRaw"] >= 0.85 for c in full)
+        out.append(f"- Full verification paths at ≥ 85 % of raw: {'met' if ok else 'missed'} "
+                   f"(lowest: {worst['name']}, {worst['ratioToRaw'] * 100:.1f} %)")
+    at64 = [r for r in runs if r["label"] == "sqlite" and r["kind"] == "biometric" and r["devices"] == 64]
+    if at64:
+        r = at64[0]
+        rate, p99 = r["ceremoniesPerSecond"], r["latencyMs"]["p99"]
+        verdict = "met" if rate >= 3000 and p99 < 50 else f"missed ({rate / 3000 * 100:.0f} % of the rate)" if rate < 3000 else "missed (p99)"
+        out.append(f"- ≥ 3,000 biometric ceremonies/s at 64 devices with p99 < 50 ms (SQLite): {verdict}: "
+                   f"{fmt(rate)}/s, p99 {fmt(p99, 2)} ms")
+    scale = [r for r in runs if r["label"] == "scale"]
+    if len(scale) >= 2:
+        small, large = scale[0], scale[-1]
+        rss = max(m["highWaterMarkMiB"] for m in large["serverMemory"]) if large["serverMemory"] else 0
+        out.append(f"- Server RSS < 150 MB with {fmt(int(large['stored']))} registrations: "
+                   f"{'met' if rss < 150 * 1e6 / 2**20 else 'missed'} (high-water mark {fmt(rss, 1)} MiB)")
+        change = large["latencyMs"]["p50"] / small["latencyMs"]["p50"] - 1
+        out.append(f"- Latency flat within 20 % from {fmt(int(small['stored']))} to {fmt(int(large['stored']))} "
+                   f"registrations: {'met' if abs(change) <= 0.2 else 'missed'} (p50 {change * 100:+.1f} %)")
+    return out
+
+
+def plot(runs, path):
+    try:
+        import matplotlib
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "matplotlib"], check=True)
+        import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(8, 4.5), dpi=120)
+    for label, name in [("sqlite", "SQLite, 1 instance"), ("postgres-2", "PostgreSQL, 2 instances")]:
+        for kind, style in [("biometric", "-o"), ("passkey", "--s")]:
+            chosen = sorted((r for r in runs if r["label"] == label and r["kind"] == kind), key=lambda r: r["devices"])
+            if chosen:
+                axis.plot([r["devices"] for r in chosen], [r["ceremoniesPerSecond"] for r in chosen], style,
+                          label=f"{kind}, {name}")
+    axis.axhline(3000, color="grey", linewidth=0.8, linestyle=":", label="target: 3,000/s at 64 devices")
+    axis.set_xscale("log", base=2)
+    axis.set_xlabel("concurrent simulated devices")
+    axis.set_ylabel("complete sign-in ceremonies per second")
+    axis.set_title("Touchstone sign-in throughput (2 cores, load generator on the same machine)")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+
+
+def main():
+    directory = sys.argv[1] if len(sys.argv) > 1 else "artifacts/bench"
+    runs, verify = load(directory)
+    text = markdown(runs, verify)
+    open(os.path.join(directory, "results.md"), "w").write(text)
+    plot(runs, os.path.join(directory, "throughput.png"))
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
