@@ -1,5 +1,6 @@
 public import Foundation
 public import X509
+import Crypto
 
 /// How strongly the relying party wants the user verified (WebAuthn Level 3 §5.8.6).
 public enum UserVerificationRequirement: String, Sendable, Hashable, Codable {
@@ -34,7 +35,11 @@ public enum AttestationType: String, Sendable, Hashable, Codable, Comparable {
 /// Everything a ceremony checks against: the relying party's identity and policy.
 public struct RelyingParty: Sendable {
     /// The RP ID (a registrable domain, e.g. `example.org`).
-    public var id: String
+    public var id: String {
+        didSet { self.idHash = Self.hash(self.id) }
+    }
+    /// SHA-256 of ``id``, what authenticator data carries (kept, not recomputed for every assertion).
+    private(set) var idHash: [UInt8]
     public var name: String
     /// Origins accepted in clientDataJSON: web origins (`https://example.org`) and Android app origins
     /// (`android:apk-key-hash:...`).
@@ -53,8 +58,11 @@ public struct RelyingParty: Sendable {
     /// Reject (rather than only report) an assertion whose sign counter did not increase.
     public var rejectCounterRegression: Bool = false
 
+    private static func hash(_ id: String) -> [UInt8] { Array(SHA256.hash(data: Array(id.utf8))) }
+
     public init(id: String, name: String, origins: [String]) {
         self.id = id
+        self.idHash = Self.hash(id)
         self.name = name
         self.origins = origins
     }

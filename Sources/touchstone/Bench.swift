@@ -26,6 +26,9 @@ struct VerifyBench: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
+    @Flag(name: .long, help: "Also time the parts of the WebAuthn path other than the signature.")
+    var breakdown = false
+
     struct Result: Encodable {
         var name: String
         var operationsPerSecond: Double
@@ -38,15 +41,19 @@ struct VerifyBench: AsyncParsableCommand {
         let challenge = Base64.urlEncode((0..<32).map { UInt8($0) })
         let message = Array(challenge.utf8)
         var results: [Result] = []
+        // The server's finish path: the stored key comes from its parsed-key cache, the signature from base64url.
+        let keys = DevicePublicKeyCache()
 
         // ES256: a P-256 device key (Secure Enclave), DER signature (SecKeyCreateSignature).
         let p256 = P256.Signing.PrivateKey()
         let p256Signature = try p256.signature(for: message)
-        let p256Raw = self.measure { p256.publicKey.isValidSignature(p256Signature, for: message) }
+        // The raw cases verify with a public key object made once (a private key's `publicKey` builds a new one per call).
+        let p256Public = p256.publicKey
+        let p256Raw = self.measure { p256Public.isValidSignature(p256Signature, for: message) }
         let p256SPKI = [UInt8](p256.publicKey.derRepresentation)
         let p256Wire = Base64.urlEncode(p256Signature.derRepresentation)
         let p256Full = self.measure {
-            guard let key = try? DevicePublicKey(bytes: p256SPKI, algorithm: .es256), let signature = Base64.decode(p256Wire) else {
+            guard let key = try? keys.key(bytes: p256SPKI, algorithm: .es256), let signature = Base64.decode(p256Wire) else {
                 return false
             }
             return key.isValidSignature(signature, for: Array(challenge.utf8))
@@ -59,11 +66,12 @@ struct VerifyBench: AsyncParsableCommand {
         // EdDSA: an Ed25519 device key.
         let ed = Curve25519.Signing.PrivateKey()
         let edSignature = try ed.signature(for: message)
-        let edRaw = self.measure { ed.publicKey.isValidSignature(edSignature, for: message) }
+        let edPublicKey = ed.publicKey
+        let edRaw = self.measure { edPublicKey.isValidSignature(edSignature, for: message) }
         let edPublic = [UInt8](ed.publicKey.rawRepresentation)
         let edWire = Base64.urlEncode(edSignature)
         let edFull = self.measure {
-            guard let key = try? DevicePublicKey(bytes: edPublic, algorithm: .eddsa), let signature = Base64.decode(edWire) else {
+            guard let key = try? keys.key(bytes: edPublic, algorithm: .eddsa), let signature = Base64.decode(edWire) else {
                 return false
             }
             return key.isValidSignature(signature, for: Array(challenge.utf8))
@@ -76,11 +84,12 @@ struct VerifyBench: AsyncParsableCommand {
         // RS256: a 2048-bit RSA key (react-native-biometrics).
         let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let rsaSignature = try rsa.signature(for: message, padding: .insecurePKCS1v1_5)
-        let rsaRaw = self.measure { rsa.publicKey.isValidSignature(rsaSignature, for: message, padding: .insecurePKCS1v1_5) }
+        let rsaPublic = rsa.publicKey
+        let rsaRaw = self.measure { rsaPublic.isValidSignature(rsaSignature, for: message, padding: .insecurePKCS1v1_5) }
         let rsaSPKI = [UInt8](rsa.publicKey.derRepresentation)
         let rsaWire = Base64.urlEncode(rsaSignature.rawRepresentation)
         let rsaFull = self.measure {
-            guard let key = try? DevicePublicKey(bytes: rsaSPKI, algorithm: .rs256), let signature = Base64.decode(rsaWire) else {
+            guard let key = try? keys.key(bytes: rsaSPKI, algorithm: .rs256), let signature = Base64.decode(rsaWire) else {
                 return false
             }
             return key.isValidSignature(signature, for: Array(challenge.utf8))
@@ -92,6 +101,7 @@ struct VerifyBench: AsyncParsableCommand {
 
         // WebAuthn: a realistic AuthenticationResponseJSON, verified from its JSON bytes (ES256 passkey).
         let rp = RelyingParty(id: "example.com", name: "Example", origins: ["https://example.com"])
+        let coseKeys = ParsedValueCache<BytesKey, COSEKey>(capacity: 10_000)
         let authenticator = VirtualAuthenticator()
         let webChallenge = (0..<32).map { UInt8(255 - $0) }
         var credential = authenticator.register(rpId: "example.com", origin: "https://example.com", challenge: webChallenge, userHandle: [1]).credential
@@ -104,7 +114,7 @@ struct VerifyBench: AsyncParsableCommand {
         let webSignature = try P256.Signing.ECDSASignature(derRepresentation: assertion.signature)
         let webRaw = self.measure { webKey.isValidSignature(webSignature, for: webSigned) }
         let webFull = self.measure {
-            guard let response = try? JSONDecoder().decode(AuthenticationResponseJSON.self, from: responseJSON),
+            guard let response = try? AuthenticationResponseJSON(json: Array(responseJSON)),
                 let fields = try? response.decoded()
             else { return false }
             return (try? rp.verifyAuthentication(
@@ -114,8 +124,32 @@ struct VerifyBench: AsyncParsableCommand {
                 signature: fields.signature,
                 userHandle: fields.userHandle,
                 challenge: webChallenge,
-                credential: stored
+                credential: stored,
+                keys: coseKeys
             )) != nil
+        }
+        if self.breakdown {
+            // The parts of the WebAuthn path that are not the signature, each on its own.
+            let clientDataJSON = assertion.clientDataJSON
+            let authenticatorData = assertion.authenticatorData
+            let parts: [(String, () -> Bool)] = [
+                ("  part: response JSON + base64url fields", {
+                    (try? AuthenticationResponseJSON(json: Array(responseJSON)).decoded()) != nil
+                }),
+                ("  part: clientDataJSON parse", { (try? CollectedClientData(bytes: clientDataJSON)) != nil }),
+                ("  part: authenticator data parse", { (try? AuthenticatorData(bytes: authenticatorData)) != nil }),
+                ("  part: COSE key from the cache", {
+                    (try? coseKeys.value(for: BytesKey(stored.publicKey)) { () throws(WebAuthnError) in try COSEKey(bytes: stored.publicKey) }) != nil
+                }),
+                ("  part: COSE key parse (no cache)", { (try? COSEKey(bytes: stored.publicKey)) != nil }),
+                ("  part: DER signature parse", {
+                    (try? P256.Signing.ECDSASignature(derRepresentation: assertion.signature)) != nil
+                }),
+                ("  part: SHA-256 of clientDataJSON", { Array(SHA256.hash(data: clientDataJSON)).count == 32 }),
+            ]
+            for (name, body) in parts {
+                results.append(Result(name: name, operationsPerSecond: self.measure(body)))
+            }
         }
         results += [
             Result(name: "P-256 raw over authData‖hash", operationsPerSecond: webRaw),

@@ -12,54 +12,27 @@ public enum Base64 {
     ///   - maxDecodedLength: Input whose decoded form would be longer than this is rejected before decoding.
     /// - Returns: The decoded bytes, or `nil` when the text is not valid base64 of either alphabet.
     public static func decode(_ string: String, maxDecodedLength: Int = 1 << 20) -> [UInt8]? {
-        var text = Substring(string).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.utf8.count / 4 * 3 <= maxDecodedLength + 3 else { return nil }
-        while text.hasSuffix("=") { text.removeLast() }
-        var normalized = [UInt8]()
-        normalized.reserveCapacity(text.utf8.count + 3)
-        var sawURLAlphabet = false
-        var sawStandardAlphabet = false
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                normalized.append(byte)
-            case UInt8(ascii: "-"):
-                sawURLAlphabet = true
-                normalized.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"):
-                sawURLAlphabet = true
-                normalized.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "+"), UInt8(ascii: "/"):
-                sawStandardAlphabet = true
-                normalized.append(byte)
-            default:
+        var string = string
+        return string.withUTF8 { utf8 -> [UInt8]? in
+            // Trimmed on bytes (ASCII white space): Foundation's trimming cost more than the decoding.
+            var start = 0
+            var end = utf8.count
+            while start < end, Self.isWhiteSpace(utf8[start]) { start += 1 }
+            while end > start, Self.isWhiteSpace(utf8[end - 1]) { end -= 1 }
+            guard (end - start) / 4 * 3 <= maxDecodedLength + 3 else { return nil }
+            while end > start, utf8[end - 1] == UInt8(ascii: "=") { end -= 1 }
+            guard let bytes = Self.decodeUnpadded(UnsafeBufferPointer(rebasing: utf8[start..<end]), allowStandard: true) else {
                 return nil
             }
+            return bytes.count <= maxDecodedLength ? bytes : nil
         }
-        // Mixing the two alphabets is never produced by a real encoder.
-        guard !(sawURLAlphabet && sawStandardAlphabet) else { return nil }
-        guard normalized.count % 4 != 1 else { return nil }
-        guard let bytes = Self.decodeUnpadded(normalized) else { return nil }
-        guard bytes.count <= maxDecodedLength else { return nil }
-        return bytes
     }
 
     /// Decodes base64url without padding exactly as ``urlEncode(_:)`` produces it (what Touchstone stores); `nil` for
     /// anything else.
     public static func urlDecodeCanonical(_ string: String) -> [UInt8]? {
-        var input = [UInt8]()
-        input.reserveCapacity(string.utf8.count)
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "-"): input.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"): input.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="): return nil
-            default: input.append(byte)
-            }
-        }
-        guard input.count % 4 != 1, let bytes = Self.decodeUnpadded(input) else { return nil }
-        return bytes
+        var string = string
+        return string.withUTF8 { Self.decodeUnpadded($0, allowStandard: false) }
     }
 
     /// Encodes bytes as base64url without padding.
@@ -86,28 +59,45 @@ public enum Base64 {
         return String(decoding: output, as: UTF8.self)
     }
 
+    private static func isWhiteSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte)
+    }
+
     private static let urlAlphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// Values of the standard alphabet's characters; 0xFF for every other byte.
-    private static let standardValues: [UInt8] = {
+    /// Each byte's 6-bit value, with 0x40 set for the standard alphabet's `+` and `/` and 0x80 for base64url's `-`
+    /// and `_`; 0xFF for bytes of neither alphabet.
+    private static let values: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+        for (value, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() {
             table[Int(character)] = UInt8(value)
         }
+        table[Int(UInt8(ascii: "+"))] = 62 | 0x40
+        table[Int(UInt8(ascii: "/"))] = 63 | 0x40
+        table[Int(UInt8(ascii: "-"))] = 62 | 0x80
+        table[Int(UInt8(ascii: "_"))] = 63 | 0x80
         return table
     }()
 
-    /// Decodes standard-alphabet characters without padding (length not 1 modulo 4). Like RFC 4648 decoders that
-    /// refuse non-canonical input, it rejects a final character whose unused low bits are not zero, so that every
-    /// byte string has exactly one encoding.
-    private static func decodeUnpadded(_ input: [UInt8]) -> [UInt8]? {
+    /// Decodes base64 without padding, in one pass. Either alphabet, never both in one text (no real encoder mixes
+    /// them); the standard one only when `allowStandard`. Like RFC 4648 decoders that refuse non-canonical input, it
+    /// rejects a final character whose unused low bits are not zero, so that every byte string has one encoding.
+    private static func decodeUnpadded(_ input: UnsafeBufferPointer<UInt8>, allowStandard: Bool) -> [UInt8]? {
+        guard input.count % 4 != 1 else { return nil }
         var output = [UInt8]()
         output.reserveCapacity(input.count * 3 / 4)
+        var alphabets: UInt8 = 0
         var index = 0
+        func value(_ byte: UInt8) -> UInt8? {
+            let entry = Self.values[Int(byte)]
+            guard entry != 0xFF else { return nil }
+            alphabets |= entry & 0xC0
+            return entry & 0x3F
+        }
         while index + 4 <= input.count {
-            let a = Self.standardValues[Int(input[index])], b = Self.standardValues[Int(input[index + 1])]
-            let c = Self.standardValues[Int(input[index + 2])], d = Self.standardValues[Int(input[index + 3])]
-            guard (a | b | c | d) & 0xC0 == 0 else { return nil }  // 0xFF (not in the alphabet) has those bits
+            guard let a = value(input[index]), let b = value(input[index + 1]), let c = value(input[index + 2]),
+                let d = value(input[index + 3])
+            else { return nil }
             let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
             output.append(UInt8(chunk >> 16))
             output.append(UInt8(chunk >> 8 & 0xFF))
@@ -116,22 +106,20 @@ public enum Base64 {
         }
         switch input.count - index {
         case 0:
-            return output
+            break
         case 2:
-            let a = Self.standardValues[Int(input[index])], b = Self.standardValues[Int(input[index + 1])]
-            guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else { return nil }
+            guard let a = value(input[index]), let b = value(input[index + 1]), b & 0x0F == 0 else { return nil }
             output.append(a << 2 | b >> 4)
-            return output
         case 3:
-            let a = Self.standardValues[Int(input[index])], b = Self.standardValues[Int(input[index + 1])]
-            let c = Self.standardValues[Int(input[index + 2])]
-            guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else { return nil }
+            guard let a = value(input[index]), let b = value(input[index + 1]), let c = value(input[index + 2]), c & 0x03 == 0
+            else { return nil }
             output.append(a << 2 | b >> 4)
             output.append((b & 0x0F) << 4 | c >> 2)
-            return output
         default:
             return nil
         }
+        guard alphabets != 0xC0, allowStandard || alphabets & 0x40 == 0 else { return nil }
+        return output
     }
 }
 

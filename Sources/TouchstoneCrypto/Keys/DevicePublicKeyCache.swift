@@ -58,6 +58,19 @@ public final class ParsedValueCache<Key: Hashable & Sendable, Value: Sendable>: 
     }
 }
 
+/// Bytes as a dictionary key, hashed in one call over the buffer (an array of bytes hashes byte by byte).
+public struct BytesKey: Hashable, Sendable {
+    public let bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        self.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
 /// Parsed device keys, by algorithm and stored bytes.
 ///
 /// Parsing a stored key is not free: a P-256 point is decompressed and checked to be on the curve, and an RSA key's
@@ -66,7 +79,7 @@ public final class ParsedValueCache<Key: Hashable & Sendable, Value: Sendable>: 
 public final class DevicePublicKeyCache: Sendable {
     private struct Key: Hashable, Sendable {
         var algorithm: SignatureAlgorithm
-        var bytes: [UInt8]
+        var bytes: BytesKey
     }
 
     private let cache: ParsedValueCache<Key, DevicePublicKey>
@@ -80,7 +93,7 @@ public final class DevicePublicKeyCache: Sendable {
 
     /// The parsed key for `bytes` (see ``DevicePublicKey/init(bytes:algorithm:)``), parsed once while it stays cached.
     public func key(bytes: [UInt8], algorithm: SignatureAlgorithm) throws(DeviceKeyError) -> DevicePublicKey {
-        try self.cache.value(for: Key(algorithm: algorithm, bytes: bytes)) { () throws(DeviceKeyError) in
+        try self.cache.value(for: Key(algorithm: algorithm, bytes: BytesKey(bytes))) { () throws(DeviceKeyError) in
             try DevicePublicKey(bytes: bytes, algorithm: algorithm)
         }
     }
@@ -90,6 +103,6 @@ public final class DevicePublicKeyCache: Sendable {
 
     /// Whether the key is held now.
     public func containsKey(bytes: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
-        self.cache.contains(Key(algorithm: algorithm, bytes: bytes))
+        self.cache.contains(Key(algorithm: algorithm, bytes: BytesKey(bytes)))
     }
 }

@@ -5,6 +5,11 @@ extension Request {
     /// Decodes the JSON body as `T`, answering 400 `invalid_request` naming the offending field, and 413 when the body
     /// is larger than the context allows.
     func decodeJSON<T: Decodable>(as type: T.Type, context: some RequestContext) async throws -> T {
+        try JSONDecoder().decodeOrInvalid(T.self, from: Data(try await self.collectJSONBody(context: context)))
+    }
+
+    /// The body's bytes: 413 when larger than the context allows, 400 `invalid_request` when empty.
+    func collectJSONBody(context: some RequestContext) async throws -> [UInt8] {
         let buffer: ByteBuffer
         do {
             buffer = try await self.body.collect(upTo: context.maxUploadSize)
@@ -12,7 +17,7 @@ extension Request {
             throw APIError.payloadTooLarge(limit: context.maxUploadSize)
         }
         guard buffer.readableBytes > 0 else { throw APIError.invalidRequest("request body must be a JSON object") }
-        return try JSONDecoder().decodeOrInvalid(T.self, from: Data(buffer.readableBytesView))
+        return Array(buffer.readableBytesView)
     }
 }
 

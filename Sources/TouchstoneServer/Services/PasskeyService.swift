@@ -12,7 +12,7 @@ struct PasskeyService: Sendable {
     let now: @Sendable () -> Date
     let relyingParty: RelyingParty
     /// Parsed passkey public keys by their stored COSE bytes.
-    let keys: ParsedValueCache<[UInt8], COSEKey>
+    let keys: ParsedValueCache<BytesKey, COSEKey>
     let settings: PasskeySettings
     let reauthenticationWindow: TimeInterval
     let logger: Logger

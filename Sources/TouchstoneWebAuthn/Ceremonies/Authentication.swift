@@ -56,7 +56,7 @@ extension RelyingParty {
         challenge: [UInt8],
         allowCredentials: [[UInt8]] = [],
         credential: StoredCredential,
-        keys: ParsedValueCache<[UInt8], COSEKey>? = nil
+        keys: ParsedValueCache<BytesKey, COSEKey>? = nil
     ) throws(WebAuthnError) -> VerifiedAuthentication {
         // Step 5: the credential is one of those offered, when a list was sent.
         guard allowCredentials.isEmpty || allowCredentials.contains(credentialId) else {
@@ -76,7 +76,7 @@ extension RelyingParty {
         // Step 7: the stored public key.
         let publicKey: COSEKey
         if let keys {
-            publicKey = try keys.value(for: credential.publicKey) { () throws(WebAuthnError) in try COSEKey(bytes: credential.publicKey) }
+            publicKey = try keys.value(for: BytesKey(credential.publicKey)) { () throws(WebAuthnError) in try COSEKey(bytes: credential.publicKey) }
         } else {
             publicKey = try COSEKey(bytes: credential.publicKey)
         }

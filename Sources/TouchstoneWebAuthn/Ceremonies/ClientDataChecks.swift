@@ -45,7 +45,7 @@ extension RelyingParty {
 
     /// §7.1 steps 13–16 / §7.2 steps 15–18: RP ID hash, user presence, user verification, backup flags.
     func checkAuthenticatorData(_ authData: AuthenticatorData, userPresenceRequired: Bool = true) throws(WebAuthnError) {
-        guard authData.rpIdHash == Array(SHA256.hash(data: Array(self.id.utf8))) else {
+        guard authData.rpIdHash == self.idHash else {
             throw WebAuthnError(.rpIdMismatch, "rpIdHash is not SHA-256 of '\(self.id)'")
         }
         if userPresenceRequired && !authData.flags.contains(.userPresent) {

@@ -14,34 +14,39 @@ public struct CollectedClientData: Sendable, Hashable {
     /// The raw JSON, whose SHA-256 was signed.
     public let rawValue: [UInt8]
 
-    private struct Fields: Decodable {
-        var type: String
-        var challenge: String
-        var origin: String
-        var crossOrigin: Bool?
-        var topOrigin: String?
-    }
-
     public init(bytes: [UInt8]) throws(WebAuthnError) {
         guard bytes.count <= 64 * 1024 else { throw .malformed("clientDataJSON is too large") }
-        let fields: Fields
-        do {
-            fields = try JSONDecoder().decode(Fields.self, from: Data(bytes))
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw .malformed("clientDataJSON has no \(key.stringValue)")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw .malformed("clientDataJSON \(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
-        } catch {
+        guard let document = try? JSONValue(parsing: bytes), case .object(let object) = document else {
             throw .malformed("clientDataJSON is not a JSON object")
         }
-        guard let challenge = Base64.decode(fields.challenge), !challenge.isEmpty else {
+        func string(_ key: String) throws(WebAuthnError) -> String {
+            guard let value = object[key] else { throw .malformed("clientDataJSON has no \(key)") }
+            guard case .string(let text) = value else { throw .malformed("clientDataJSON \(key) has the wrong type") }
+            return text
+        }
+        let type = try string("type")
+        let challengeText = try string("challenge")
+        let origin = try string("origin")
+        var crossOrigin = false
+        switch object["crossOrigin"] {
+        case nil, .null?: break
+        case .bool(let value)?: crossOrigin = value
+        default: throw .malformed("clientDataJSON crossOrigin has the wrong type")
+        }
+        var topOrigin: String?
+        switch object["topOrigin"] {
+        case nil, .null?: break
+        case .string(let value)?: topOrigin = value
+        default: throw .malformed("clientDataJSON topOrigin has the wrong type")
+        }
+        guard let challenge = Base64.decode(challengeText), !challenge.isEmpty else {
             throw .malformed("clientDataJSON challenge is not base64url")
         }
-        self.type = fields.type
+        self.type = type
         self.challenge = challenge
-        self.origin = fields.origin
-        self.crossOrigin = fields.crossOrigin ?? false
-        self.topOrigin = fields.topOrigin
+        self.origin = origin
+        self.crossOrigin = crossOrigin
+        self.topOrigin = topOrigin
         self.rawValue = bytes
     }
 }
