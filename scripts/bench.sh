@@ -19,6 +19,7 @@ large=${LARGE:-100000}
 if [ -n "${QUICK:-}" ]; then duration=2; levels="1 16 64"; large=5000; fi
 mkdir -p "$out"
 work=$(mktemp -d /tmp/touchstone-bench.XXXXXX)
+chmod 755 "$work"  # the PostgreSQL cluster inside runs as the postgres user
 results="$out/results.jsonl"
 : > "$results"
 pids=()
@@ -70,7 +71,11 @@ report["label"] = label
 report["stored"] = stored
 print(json.dumps(report))
 PY
-  tail -1 "$results" | python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latencyMs"]; print(f"   {r[\"ceremoniesPerSecond\"]:.0f}/s  p50 {l[\"p50\"]:.2f} ms  p99 {l[\"p99\"]:.2f} ms  errors {r[\"errors\"]}", file=sys.stderr)'
+  tail -1 "$results" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+l = r["latencyMs"]
+print("   %.0f/s  p50 %.2f ms  p99 %.2f ms  errors %s" % (r["ceremoniesPerSecond"], l["p50"], l["p99"], r["errors"]), file=sys.stderr)'
 }
 
 count_registrations() {

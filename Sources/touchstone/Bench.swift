@@ -49,15 +49,16 @@ struct VerifyBench: AsyncParsableCommand {
         let p256Signature = try p256.signature(for: message)
         // The raw cases verify with a public key object made once (a private key's `publicKey` builds a new one per call).
         let p256Public = p256.publicKey
-        let p256Raw = self.measure { p256Public.isValidSignature(p256Signature, for: message) }
+        let p256RawBody: () -> Bool = { p256Public.isValidSignature(p256Signature, for: message) }
         let p256SPKI = [UInt8](p256.publicKey.derRepresentation)
         let p256Wire = Base64.urlEncode(p256Signature.derRepresentation)
-        let p256Full = self.measure {
+        let p256FullBody: () -> Bool = {
             guard let key = try? keys.key(bytes: p256SPKI, algorithm: .es256), let signature = Base64.decode(p256Wire) else {
                 return false
             }
             return key.isValidSignature(signature, for: Array(challenge.utf8))
         }
+        let (p256Raw, p256Full) = self.measurePair(raw: p256RawBody, full: p256FullBody)
         results += [
             Result(name: "P-256 raw (swift-crypto)", operationsPerSecond: p256Raw),
             Result(name: "ES256 device-key finish path", operationsPerSecond: p256Full, ratioToRaw: p256Full / p256Raw),
@@ -67,15 +68,16 @@ struct VerifyBench: AsyncParsableCommand {
         let ed = Curve25519.Signing.PrivateKey()
         let edSignature = try ed.signature(for: message)
         let edPublicKey = ed.publicKey
-        let edRaw = self.measure { edPublicKey.isValidSignature(edSignature, for: message) }
+        let edRawBody: () -> Bool = { edPublicKey.isValidSignature(edSignature, for: message) }
         let edPublic = [UInt8](ed.publicKey.rawRepresentation)
         let edWire = Base64.urlEncode(edSignature)
-        let edFull = self.measure {
+        let edFullBody: () -> Bool = {
             guard let key = try? keys.key(bytes: edPublic, algorithm: .eddsa), let signature = Base64.decode(edWire) else {
                 return false
             }
             return key.isValidSignature(signature, for: Array(challenge.utf8))
         }
+        let (edRaw, edFull) = self.measurePair(raw: edRawBody, full: edFullBody)
         results += [
             Result(name: "Ed25519 raw (swift-crypto)", operationsPerSecond: edRaw),
             Result(name: "EdDSA device-key finish path", operationsPerSecond: edFull, ratioToRaw: edFull / edRaw),
@@ -85,15 +87,16 @@ struct VerifyBench: AsyncParsableCommand {
         let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let rsaSignature = try rsa.signature(for: message, padding: .insecurePKCS1v1_5)
         let rsaPublic = rsa.publicKey
-        let rsaRaw = self.measure { rsaPublic.isValidSignature(rsaSignature, for: message, padding: .insecurePKCS1v1_5) }
+        let rsaRawBody: () -> Bool = { rsaPublic.isValidSignature(rsaSignature, for: message, padding: .insecurePKCS1v1_5) }
         let rsaSPKI = [UInt8](rsa.publicKey.derRepresentation)
         let rsaWire = Base64.urlEncode(rsaSignature.rawRepresentation)
-        let rsaFull = self.measure {
+        let rsaFullBody: () -> Bool = {
             guard let key = try? keys.key(bytes: rsaSPKI, algorithm: .rs256), let signature = Base64.decode(rsaWire) else {
                 return false
             }
             return key.isValidSignature(signature, for: Array(challenge.utf8))
         }
+        let (rsaRaw, rsaFull) = self.measurePair(raw: rsaRawBody, full: rsaFullBody)
         results += [
             Result(name: "RSA-2048 raw (swift-crypto)", operationsPerSecond: rsaRaw),
             Result(name: "RS256 device-key finish path", operationsPerSecond: rsaFull, ratioToRaw: rsaFull / rsaRaw),
@@ -112,8 +115,8 @@ struct VerifyBench: AsyncParsableCommand {
         let webSigned = assertion.authenticatorData + Array(SHA256.hash(data: assertion.clientDataJSON))
         let webKey = try P256.Signing.PublicKey(x963Representation: [0x04] + Self.coordinates(credential.publicKeyCOSE))
         let webSignature = try P256.Signing.ECDSASignature(derRepresentation: assertion.signature)
-        let webRaw = self.measure { webKey.isValidSignature(webSignature, for: webSigned) }
-        let webFull = self.measure {
+        let webRawBody: () -> Bool = { webKey.isValidSignature(webSignature, for: webSigned) }
+        let webFullBody: () -> Bool = {
             guard let response = try? AuthenticationResponseJSON(json: Array(responseJSON)),
                 let fields = try? response.decoded()
             else { return false }
@@ -128,6 +131,7 @@ struct VerifyBench: AsyncParsableCommand {
                 keys: coseKeys
             )) != nil
         }
+        let (webRaw, webFull) = self.measurePair(raw: webRawBody, full: webFullBody)
         if self.breakdown {
             // The parts of the WebAuthn path that are not the signature, each on its own.
             let clientDataJSON = assertion.clientDataJSON
@@ -171,6 +175,42 @@ struct VerifyBench: AsyncParsableCommand {
 
     /// Runs `body` repeatedly for the configured time on one core; returns operations per second. A `false` result
     /// (a verification that failed) aborts: a benchmark of a failing path would be meaningless.
+    /// Measures a raw case and its full path in alternating 50 ms slices, so that a machine whose speed drifts (other
+    /// tenants, frequency changes) slows both alike and their ratio stays meaningful.
+    private func measurePair(raw: () -> Bool, full: () -> Bool) -> (raw: Double, full: Double) {
+        for _ in 0..<50 {
+            precondition(raw(), "benchmark case failed to verify")
+            precondition(full(), "benchmark case failed to verify")
+        }
+        let clock = ContinuousClock()
+        let slice = Duration.milliseconds(50)
+        let slices = max(1, Int(self.seconds * 1000 / 50))
+        var counts = (raw: 0, full: 0)
+        var elapsed = (raw: Duration.zero, full: Duration.zero)
+        func run(_ body: () -> Bool) -> (Int, Duration) {
+            let start = clock.now
+            var count = 0
+            while clock.now - start < slice {
+                for _ in 0..<16 { precondition(body(), "benchmark case failed to verify") }
+                count += 16
+            }
+            return (count, clock.now - start)
+        }
+        for _ in 0..<slices {
+            let (rawCount, rawTime) = run(raw)
+            let (fullCount, fullTime) = run(full)
+            counts.raw += rawCount
+            elapsed.raw += rawTime
+            counts.full += fullCount
+            elapsed.full += fullTime
+        }
+        func rate(_ count: Int, _ duration: Duration) -> Double {
+            let (seconds, attoseconds) = duration.components
+            return Double(count) / (Double(seconds) + Double(attoseconds) / 1e18)
+        }
+        return (rate(counts.raw, elapsed.raw), rate(counts.full, elapsed.full))
+    }
+
     private func measure(_ body: () -> Bool) -> Double {
         for _ in 0..<50 { precondition(body(), "benchmark case failed to verify") }  // warm-up
         let clock = ContinuousClock()
