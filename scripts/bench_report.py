@@ -28,8 +28,34 @@ def memory(run):
     return " + ".join(fmt(p, 1) for p in peaks) if peaks else "n/a"
 
 
+def summary(runs, verify):
+    """The compact table of README.md: each target next to what this run measured."""
+    lines = ["| measure | target | this run |", "|---|---|---|"]
+    for case in verify:
+        if case.get("ratioToRaw"):
+            lines.append(f"| {case['name']}, share of raw verification | ≥ 85 % | {case['ratioToRaw'] * 100:.1f} % |")
+    for label, name in [("sqlite", "SQLite, 1 instance"), ("postgres-2", "PostgreSQL, 2 instances")]:
+        for kind in ["biometric", "passkey"]:
+            chosen = [r for r in runs if r["label"] == label and r["kind"] == kind and r["devices"] == 64]
+            if chosen:
+                r = chosen[0]
+                target = "≥ 3,000/s, p99 < 50 ms" if (label, kind) == ("sqlite", "biometric") else "(reported)"
+                lines.append(f"| {kind} ceremonies, 64 devices, {name} | {target} | {fmt(r['ceremoniesPerSecond'])}/s, "
+                             f"p99 {fmt(r['latencyMs']['p99'], 1)} ms |")
+    scale = [r for r in runs if r["label"] == "scale"]
+    if len(scale) >= 2:
+        small, large = scale[0], scale[-1]
+        rss = max(m["highWaterMarkMiB"] for m in large["serverMemory"]) if large["serverMemory"] else 0
+        lines.append(f"| server RSS, {fmt(int(large['stored']))} registrations stored | < 150 MB | {fmt(rss * 2**20 / 1e6, 0)} MB |")
+        change = large["latencyMs"]["p50"] / small["latencyMs"]["p50"] - 1
+        lines.append(f"| p50 latency, {fmt(int(small['stored']))} → {fmt(int(large['stored']))} registrations | within 20 % | "
+                     f"{fmt(small['latencyMs']['p50'], 1)} → {fmt(large['latencyMs']['p50'], 1)} ms ({change * 100:+.0f} %) |")
+    return "\n".join(lines)
+
+
 def markdown(runs, verify):
-    lines = ["### Verification in one process (`touchstone bench verify`)", "",
+    lines = ["### Summary (the table in README.md)", "", summary(runs, verify), "",
+             "### Verification in one process (`touchstone bench verify`)", "",
              "| case | operations/s | of its raw verification |", "|---|---:|---:|"]
     for case in verify:
         ratio = f"{case['ratioToRaw'] * 100:.1f} %" if case.get("ratioToRaw") else ""

@@ -143,4 +143,31 @@ import TouchstoneStore
         #expect(Set(stored) == acknowledged)
         try await self.cleanUp(reopened, path)
     }
+
+    @Test func aReadConnectionServesOneOperationAtATime() async throws {
+        // One read connection. A long read holds it; a write commits meanwhile; a read issued after the commit must
+        // see the row. Had it run on the busy connection beside the long statement, it would have shared that
+        // statement's older snapshot and missed the row.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lease-\(UUID().uuidString).sqlite").path
+        let executor = try await SQLiteExecutor.open(.file(path: path), readConnections: 1, logger: Logger(label: "test"))
+        try await executor.withTransaction { db in try await db.raw("CREATE TABLE items (id INTEGER PRIMARY KEY)").run() }
+        let longRead = Task {
+            try await executor.withReadOnlyDatabase { db in
+                try await db.raw(
+                    """
+                    WITH RECURSIVE counter(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM counter WHERE i < 2000000)
+                    SELECT COUNT(*) AS n FROM counter, (SELECT COUNT(*) FROM items)
+                    """
+                ).first()?.decode(column: "n", as: Int.self)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))  // lets the long read start (if it has not, the test only weakens)
+        try await executor.withDatabase { db in try await db.raw("INSERT INTO items (id) VALUES (1)").run() }
+        let seen = try await executor.withReadOnlyDatabase { db in
+            try await db.raw("SELECT COUNT(*) AS n FROM items").first()?.decode(column: "n", as: Int.self)
+        }
+        #expect(seen == 1)
+        #expect(try await longRead.value == 2_000_000)
+        try await self.cleanUp(executor, path)
+    }
 }

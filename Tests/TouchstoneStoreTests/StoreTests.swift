@@ -488,6 +488,32 @@ struct StoreTests {
     }
 }
 
+extension StoreTests {
+    /// Every write is answered after its commit, so a read that starts after the answer sees it — also on SQLite's
+    /// read connections while other reads run on them (a connection shared by overlapping statements would read an
+    /// older snapshot).
+    @Test(arguments: engines)
+    func aReadAfterAnAnsweredWriteSeesIt(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            let missing = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<400 {
+                    group.addTask {
+                        // Background reads keep the read connections busy with overlapping statements.
+                        _ = try await store.user(id: "u1")
+                        try await store.insertSession(Self.session("rw\(index)", user: "u1"))
+                        let seen = try await store.session(tokenHash: "rw\(index)") != nil
+                        _ = try await store.registrations(userId: "u1")
+                        return seen ? 0 : 1
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(missing == 0)
+        }
+    }
+}
+
 extension Sequence where Element: Sendable {
     /// The non-nil results of `transform`, one element at a time, in order.
     fileprivate func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {

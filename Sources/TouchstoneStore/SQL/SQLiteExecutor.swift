@@ -15,7 +15,9 @@ import SQLiteNIO
 ///   bounds transactions, not operations.
 /// - Reads the store declares read-only run on separate read connections (a file database only), in parallel with
 ///   the writer and with each other: WAL readers see the last committed state and never block the writer. Every write
-///   is answered only after its commit, so a read that starts after an answered write sees it.
+///   is answered only after its commit, so a read that starts after an answered write sees it. A read connection serves
+///   one operation at a time: statements overlapping on one connection share its read transaction, and a later one
+///   would see the older snapshot of an earlier one.
 /// - SQLite calls block their thread (a commit waits for `fsync`), so the connections run on a thread pool of their
 ///   own, one thread per connection, never on the process-wide pool that other work shares.
 public final class SQLiteExecutor: SQLExecutor {
@@ -33,7 +35,7 @@ public final class SQLiteExecutor: SQLExecutor {
     private let writer: SQLiteConnection
     private let readers: [SQLiteConnection]
     private let threadPool: NIOThreadPool
-    private let nextReader = NIOLockedValueBox(0)
+    private let readerLease: Lease
     private let queue: GroupCommitQueue
     private let mutex = AsyncMutex()
     private let logger: Logger
@@ -48,6 +50,7 @@ public final class SQLiteExecutor: SQLExecutor {
     ) {
         self.writer = writer
         self.readers = readers
+        self.readerLease = Lease(count: readers.count)
         self.threadPool = threadPool
         self.queue = GroupCommitQueue(database: writer.sql(queryLogLevel: .trace), maximumBatch: commitBatch)
         self.logger = logger
@@ -142,11 +145,15 @@ public final class SQLiteExecutor: SQLExecutor {
     public func withReadOnlyDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         guard !self.readers.isEmpty else { return try await self.withDatabase(body) }
         guard !self.closed.withLockedValue({ $0 }) else { throw StoreError.unavailable("the database is closed") }
-        let index = self.nextReader.withLockedValue { next in
-            defer { next = (next + 1) % self.readers.count }
-            return next
+        let index = await self.readerLease.acquire()
+        do {
+            let result = try await body(self.readers[index].sql(queryLogLevel: .trace))
+            self.readerLease.release(index)
+            return result
+        } catch {
+            self.readerLease.release(index)
+            throw error
         }
-        return try await body(self.readers[index].sql(queryLogLevel: .trace))
     }
 
     /// Operations and transactions so far: their ratio is the mean group-commit batch.
@@ -195,5 +202,41 @@ public final class SQLiteExecutor: SQLExecutor {
                 threadPool.shutdownGracefully { _ in }
             }
         }
+    }
+}
+
+/// Hands out `count` numbered resources, one holder each, first come first served.
+final class Lease: Sendable {
+    private struct State {
+        var free: [Int]
+        var waiters: [CheckedContinuation<Int, Never>] = []
+    }
+
+    private let state: NIOLockedValueBox<State>
+
+    init(count: Int) {
+        self.state = NIOLockedValueBox(State(free: Array((0..<count).reversed())))
+    }
+
+    func acquire() async -> Int {
+        await withCheckedContinuation { continuation in
+            let index = self.state.withLockedValue { state -> Int? in
+                if let index = state.free.popLast() { return index }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let index { continuation.resume(returning: index) }
+        }
+    }
+
+    func release(_ index: Int) {
+        let waiter = self.state.withLockedValue { state -> CheckedContinuation<Int, Never>? in
+            if state.waiters.isEmpty {
+                state.free.append(index)
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        waiter?.resume(returning: index)
     }
 }
