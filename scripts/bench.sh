@@ -118,25 +118,7 @@ echo "== seeding up to $large registrations" >&2
 "$bin" bench seed --database "sqlite:$db" --registrations "$((large - $(count_registrations "$db")))" >&2
 start_server 18403 "sqlite:$db"
 bench "scale" biometric 64 "$(count_registrations "$db")" --server http://127.0.0.1:18403 --server-pid "$server_pid"
-python3 - "$db" >"$out/query-plans.txt" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-queries = {
-    "registration by id (start, finish)": "SELECT * FROM registrations WHERE id = 'x'",
-    "consume challenge (finish)": "UPDATE challenges SET consumed_at = 1 WHERE challenge = 'x' AND registration_id = 'y' AND purpose = 'authentication' AND consumed_at IS NULL",
-    "user by id (finish)": "SELECT * FROM users WHERE id = 'x'",
-    "mark registration used (finish)": "UPDATE registrations SET last_used_at = 1 WHERE id = 'x'",
-    "session by token hash (every authenticated call)": "SELECT * FROM sessions WHERE token_hash = 'x'",
-    "passkey by credential id (passkey finish)": "SELECT * FROM passkeys WHERE credential_id = 'x'",
-    "consume WebAuthn challenge (passkey finish)": "UPDATE webauthn_challenges SET consumed_at = 1 WHERE challenge = 'x' AND purpose = 'authentication' AND consumed_at IS NULL",
-    "user by email (password sign-in)": "SELECT * FROM users WHERE email = 'x'",
-}
-for name, sql in queries.items():
-    print(f"-- {name}\n{sql}")
-    for row in db.execute("EXPLAIN QUERY PLAN " + sql):
-        print("   ", row[3])
-    print()
-PY
+scripts/query_plans.py "$db" >"$out/query-plans.txt"
 stop_servers
 
 # PostgreSQL, two instances sharing one database, when a cluster can be started here.

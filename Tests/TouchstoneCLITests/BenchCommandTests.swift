@@ -109,4 +109,29 @@ struct BenchCommandTests {
         let report = try #require(try JSONSerialization.jsonObject(with: Data(benchOutput.utf8)) as? [String: Any])
         #expect((report["ceremonies"] as? Int ?? 0) > 0)
     }
+
+    /// Every statement of a sign-in is an index lookup (docs/performance.md shows the same plans on 100,000 rows).
+    @Test func signInStatementsNeverScanATable() async throws {
+        let path = Self.temporaryDatabase()
+        let (status, _, errors) = try await Self.run(["bench", "seed", "--database", "sqlite:\(path)", "--registrations", "50"])
+        #expect(status == 0, "\(errors)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/query_plans.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text: String = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("0 table scan(s)"), "\(text)")
+        #expect(text.components(separatedBy: "SEARCH ").count - 1 == 12, "\(text)")
+    }
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Prints SQLite's plan for every statement of a sign-in, to show that none scans a table.
+
+Usage: scripts/query_plans.py DATABASE.sqlite   (a Touchstone database, ideally a large one: `touchstone bench seed`)
+The statements are those of Sources/TouchstoneStore/SQL/SQLTouchstoneStore.swift on the sign-in paths.
+"""
+import sqlite3
+import sys
+
+STATEMENTS = {
+    "biometric start: registration by id": "SELECT * FROM registrations WHERE id = ?",
+    "biometric finish: unconsumed challenge": "SELECT challenge, registration_id, purpose, created_at, expires_at FROM challenges "
+    "WHERE challenge = ? AND registration_id = ? AND purpose = ? AND consumed_at IS NULL",
+    "biometric finish: user by id": "SELECT * FROM users WHERE id = ?",
+    "biometric finish: consume challenge (completeSignIn)": "UPDATE challenges SET consumed_at = ? WHERE challenge = ? "
+    "AND registration_id = ? AND purpose = ? AND consumed_at IS NULL RETURNING challenge",
+    "biometric finish: record use (completeSignIn)": "UPDATE registrations SET last_used_at = ? WHERE id = ?",
+    "passkey verify: unconsumed WebAuthn challenge": "SELECT challenge, purpose, user_id, allow_credentials, created_at, "
+    "expires_at FROM webauthn_challenges WHERE challenge = ? AND purpose = ? AND consumed_at IS NULL",
+    "passkey verify: passkey by credential id": "SELECT * FROM passkeys WHERE credential_id = ?",
+    "passkey verify: consume challenge (completePasskeySignIn)": "UPDATE webauthn_challenges SET consumed_at = ? "
+    "WHERE challenge = ? AND purpose = ? AND consumed_at IS NULL RETURNING challenge",
+    "passkey verify: record use (completePasskeySignIn)": "UPDATE passkeys SET sign_count = CASE WHEN sign_count < ? "
+    "THEN ? ELSE sign_count END, backed_up = ?, clone_warnings = clone_warnings + ?, last_used_at = ? WHERE id = ?",
+    "passkey options with an email: user by email": "SELECT * FROM users WHERE email = ?",
+    "every authenticated call: session by token hash": "SELECT * FROM sessions WHERE token_hash = ?",
+    "every authenticated call: refresh idle deadline": "UPDATE sessions SET idle_expires_at = ? WHERE token_hash = ?",
+}
+
+
+def main():
+    db = sqlite3.connect(sys.argv[1])
+    counts = {table: db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+              for table in ["users", "registrations", "sessions", "challenges", "passkeys"]}
+    print("rows: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()) + "\n")
+    scans = 0
+    for name, sql in STATEMENTS.items():
+        print(f"-- {name}")
+        for row in db.execute("EXPLAIN QUERY PLAN " + sql, [None] * sql.count("?")):
+            detail = row[3]
+            scans += detail.startswith("SCAN")
+            print(f"   {detail}")
+    print(f"\n{scans} table scan(s)")
+    sys.exit(1 if scans else 0)
+
+
+if __name__ == "__main__":
+    main()
