@@ -213,6 +213,38 @@ struct BiometricLoginTests {
         }
     }
 
+    @Test func anInvalidatedKeyIsReportedToTheServerAndForgotten() async throws {
+        try await TestServer.run { client in
+            let phone = Phone(client: client)
+            let session = try await phone.signUp()
+            let registration = try await phone.login.enable(session: session)
+            let enrollment = try #require(try await phone.enrollment())
+            await phone.keyStore.invalidateKey(tag: enrollment.keyTag)  // a fingerprint was added: iOS voids the key
+            await #expect(throws: BiometricLoginError(.keyInvalidated, "")) { try await phone.login.login(reason: "x") }
+            #expect(try await phone.enrollment() == nil)
+            #expect(await !phone.keyStore.keyExists(tag: enrollment.keyTag))
+            let listed = try await phone.login.client.registrations(token: session.session.token)
+            #expect(listed.first { $0.id == registration.id }?.status == "invalidated")
+            // Enabling again works and gives a new, active registration.
+            let again = try await phone.login.enable(session: try await phone.login.client.signIn(email: session.user.email, password: Self.password))
+            #expect(again.status == "active")
+            _ = try await phone.login.login(reason: "x")
+        }
+    }
+
+    @Test func aVanishedKeyIsReportedAsLost() async throws {
+        try await TestServer.run { client in
+            let phone = Phone(client: client)
+            let session = try await phone.signUp()
+            let registration = try await phone.login.enable(session: session)
+            let enrollment = try #require(try await phone.enrollment())
+            try await phone.keyStore.deleteKey(tag: enrollment.keyTag)
+            await #expect(throws: BiometricLoginError(.notEnabled, "")) { try await phone.login.login(reason: "x") }
+            let listed = try await phone.login.client.registrations(token: session.session.token)
+            #expect(listed.first { $0.id == registration.id }?.status == "invalidated")
+        }
+    }
+
     @Test func aRevokedRegistrationDeletesLocalStateWithADistinctError() async throws {
         try await TestServer.run { client in
             let phone = Phone(client: client)

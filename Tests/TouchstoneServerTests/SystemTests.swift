@@ -100,6 +100,7 @@ struct SystemTests {
                 ("/v1/passkeys/registrations/verify", "post"), ("/v1/passkeys/authentications/options", "post"),
                 ("/v1/passkeys/authentications/verify", "post"), ("/v1/passkeys", "get"), ("/v1/passkeys/{id}", "patch"),
                 ("/v1/passkeys/{id}", "delete"),
+                ("/v1/biometrics/registrations/{id}/invalidate", "post"),
             ]
             for (path, method) in routes {
                 #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")

@@ -192,15 +192,24 @@ public actor BiometricLogin {
             throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
         }
         guard await self.keyStore.keyExists(tag: enrollment.keyTag) else {
-            // The key vanished (biometrics re-enrolled, app data restored to another device...): start over.
+            // The key vanished (app data restored to another device, keychain reset...): tell the server, start over.
+            await self.reportInvalidation(of: enrollment, reason: "key_lost")
             try await self.stateStore.clearEnrollment()
             throw BiometricLoginError(.notEnabled, "the device key no longer exists; enable biometric sign-in again")
         }
         do {
             let grant = try await self.client.startAuthentication(registrationId: enrollment.registrationId)
             let verification = try await self.verifier.verifyUser(reason: reason)
-            let signature = try await self.keyStoreCall {
-                try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: enrollment.keyTag, verification: verification)
+            let signature: [UInt8]
+            do {
+                signature = try await self.keyStoreCall {
+                    try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: enrollment.keyTag, verification: verification)
+                }
+            } catch let error as BiometricLoginError where error.code == .keyInvalidated {
+                // Biometric enrolment changed: the key is unusable for good. Tell the server, then forget it.
+                await self.reportInvalidation(of: enrollment, reason: "biometry_changed")
+                try await self.forgetLocalEnrollment(enrollment)
+                throw error
             }
             return try await self.client.finishAuthentication(
                 registrationId: enrollment.registrationId,
@@ -227,6 +236,13 @@ public actor BiometricLogin {
         case .passcodeNotSet: throw BiometricLoginError(.passcodeNotSet, "set a device passcode to use biometric sign-in")
         case .lockedOut: throw BiometricLoginError(.lockedOut, "biometrics are locked; unlock the device with its passcode")
         }
+    }
+
+    /// Best effort: a server that cannot be reached keeps an active registration whose key no longer exists, which
+    /// nobody can use; the user can delete it from the device list.
+    private func reportInvalidation(of enrollment: LocalEnrollment, reason: String) async {
+        guard let deviceId = try? await self.stateStore.deviceId() else { return }
+        try? await self.client.invalidateRegistration(id: enrollment.registrationId, deviceId: deviceId, reason: reason)
     }
 
     private func forgetLocalEnrollment(_ enrollment: LocalEnrollment) async throws {

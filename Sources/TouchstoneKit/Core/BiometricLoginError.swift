@@ -35,6 +35,10 @@ public struct BiometricLoginError: Error, Hashable, Sendable, CustomStringConver
         case enabledForAnotherAccount
         /// The server revoked or replaced this device's registration; local state has been deleted.
         case registrationRevoked
+        /// The device key can no longer be used: the biometric enrolment changed (a fingerprint or face was added or
+        /// re-enrolled) and the OS invalidated the key. The server was told and local state has been deleted; sign
+        /// in another way and enable biometric login again.
+        case keyInvalidated
         /// The server answered with an error; see ``serverCode`` and ``httpStatus``.
         case server
         /// The server could not be reached or answered something unreadable.

@@ -18,6 +18,8 @@ public actor SoftwareKeyStore: DeviceKeyStore {
 
     private let directory: URL?
     private var memory: [String: StoredKey] = [:]
+    /// Keys made unusable by ``invalidateKey(tag:)``, as the OS does when biometric enrolment changes.
+    private var invalidated: Set<String> = []
     /// ES256 signatures in DER (as `SecKeyCreateSignature`) or raw `r‖s` (as CryptoKit).
     private let ecdsaSignatureFormat: ECDSASignatureFormat
 
@@ -73,6 +75,9 @@ public actor SoftwareKeyStore: DeviceKeyStore {
         guard let stored = try self.load(tag), let privateBytes = Base64.decode(stored.privateKey) else {
             throw BiometricLoginError(.notEnabled, "no device key with tag \(tag)")
         }
+        guard !self.invalidated.contains(tag) else {
+            throw BiometricLoginError(.keyInvalidated, "the key was invalidated by a change of biometric enrolment")
+        }
         switch stored.algorithm {
         case .es256:
             let signature = try P256.Signing.PrivateKey(rawRepresentation: privateBytes).signature(for: message)
@@ -88,7 +93,14 @@ public actor SoftwareKeyStore: DeviceKeyStore {
         }
     }
 
+    /// Simulates what iOS does to a `biometryCurrentSet` key when a fingerprint or face is added: the key still
+    /// exists but can never sign again.
+    public func invalidateKey(tag: String) {
+        self.invalidated.insert(tag)
+    }
+
     public func deleteKey(tag: String) async throws {
+        self.invalidated.remove(tag)
         if let url = self.fileURL(tag) {
             if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
         } else {

@@ -79,6 +79,18 @@ public struct TouchstoneClient: Sendable {
         try await self.callWithoutResult("DELETE", "/v1/biometrics/registrations/\(escaped)", token: token)
     }
 
+    /// Tells the server this device's key is unusable (`reason`: `biometry_changed` or `key_lost`). Needs no session:
+    /// the registration id and the device id identify the caller.
+    public func invalidateRegistration(id: String, deviceId: String, reason: String) async throws {
+        let escaped = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
+        _ = try await self.exchange(
+            "POST",
+            "/v1/biometrics/registrations/\(escaped)/invalidate",
+            token: nil,
+            body: ["reason": reason, "deviceId": deviceId]
+        )
+    }
+
     // MARK: Biometric authentication
 
     public func startAuthentication(registrationId: String) async throws -> ChallengeGrant {

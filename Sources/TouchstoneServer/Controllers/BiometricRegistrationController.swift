@@ -16,6 +16,8 @@ struct BiometricRegistrationController {
         group.post("/finish", use: self.finish)
         group.get(use: self.list)
         group.delete("/:id", use: self.delete)
+        // No session: the device reporting that its key is gone usually has no way left to sign in.
+        router.post("/v1/biometrics/registrations/:id/invalidate", use: self.invalidate)
     }
 
     struct StartInput: Decodable {
@@ -86,6 +88,35 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let id = try context.parameters.require("id")
         try await self.service.deleteRegistration(caller: caller, registrationId: id)
+        return .noContent
+    }
+}
+
+extension BiometricRegistrationController {
+    struct InvalidateInput: Decodable {
+        var reason: String
+        var deviceId: String
+
+        enum CodingKeys: CodingKey { case reason, deviceId }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.reason = try container.decodeString(.reason, maxLength: 32)
+            self.deviceId = try container.decodeString(.deviceId, maxLength: 200)
+        }
+    }
+
+    /// `POST /v1/biometrics/registrations/{id}/invalidate` `{"reason","deviceId"}`: the device's key can no longer be
+    /// used. Needs no session, but the registration id and the device id it was enrolled from, which only the device
+    /// and its owner know; all it can do is end a registration, as the device's owner could.
+    @Sendable func invalidate(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        let id = try context.parameters.require("id")
+        let input = try await request.decodeJSON(as: InvalidateInput.self, context: context)
+        guard let reason = BiometricService.InvalidationReason(rawValue: input.reason) else {
+            let names = BiometricService.InvalidationReason.allCases.map(\.rawValue).joined(separator: ", ")
+            throw APIError.invalidRequest("field 'reason' must be one of \(names)")
+        }
+        try await self.service.invalidateRegistration(registrationId: id, deviceId: input.deviceId, reason: reason)
         return .noContent
     }
 }

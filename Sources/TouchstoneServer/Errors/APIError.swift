@@ -74,7 +74,7 @@ extension APIError {
     static let registrationRevoked = APIError(
         .unauthorized,
         code: "registration_revoked",
-        message: "this registration was revoked or replaced; delete the local key and enable biometrics again"
+        message: "this registration was revoked, replaced or invalidated; delete the local key and enable biometrics again"
     )
     static let invalidSignature = APIError(.unauthorized, code: "invalid_signature", message: "the signature does not verify")
     static let challengeExpired = APIError(.unauthorized, code: "challenge_expired", message: "the challenge has expired; start again")

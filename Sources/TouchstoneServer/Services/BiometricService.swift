@@ -109,6 +109,27 @@ struct BiometricService: Sendable {
         _ = try await self.store.updateRegistrationStatus(id: registrationId, from: [.active], to: .revoked, at: self.now())
     }
 
+    /// Why a device says its key is unusable.
+    enum InvalidationReason: String, CaseIterable, Sendable {
+        /// Biometric enrolment changed and the key (access policy `biometryCurrentSet`) was invalidated by the OS.
+        case biometryChanged = "biometry_changed"
+        /// The key is gone for another reason (restored backup, keychain reset).
+        case keyLost = "key_lost"
+    }
+
+    /// Marks an active registration `invalidated` at its device's request. Idempotent: an already invalidated
+    /// registration answers success; anything else that is not active, or another device's, is not found.
+    func invalidateRegistration(registrationId: String, deviceId: String, reason: InvalidationReason) async throws {
+        guard let registration = try await self.store.registration(id: registrationId),
+            registration.deviceId == deviceId,
+            registration.status == .active || registration.status == .invalidated
+        else {
+            throw APIError.registrationNotFound
+        }
+        guard registration.status == .active else { return }
+        _ = try await self.store.updateRegistrationStatus(id: registrationId, from: [.active], to: .invalidated, at: self.now())
+    }
+
     // MARK: Authentication
 
     /// Step 1 of sign-in: finds the registration by id or by public key and issues a challenge bound to it.

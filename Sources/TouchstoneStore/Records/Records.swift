@@ -77,6 +77,8 @@ public enum RegistrationStatus: String, Sendable, Hashable, Codable, CaseIterabl
     case revoked
     /// Superseded by a newer registration (same device again, or single-device policy).
     case replaced
+    /// Its key became unusable on the device (biometric enrolment changed, key lost); reported by the device.
+    case invalidated
 }
 
 /// A device key registered for biometric login.
