@@ -32,7 +32,8 @@ enum AppleAttestation: AttestationFormatVerifier {
         return AttestationOutcome(type: .anonCA, trustPath: certificates)
     }
 
-    private static func nonce(from extensionValue: ArraySlice<UInt8>) throws -> [UInt8] {
+    /// The nonce extension's value: `SEQUENCE { [1] EXPLICIT OCTET STRING nonce }` (also App Attest's).
+    static func nonce(from extensionValue: ArraySlice<UInt8>) throws -> [UInt8] {
         let root = try DER.parse(extensionValue)
         return try DER.sequence(root, identifier: .sequence) { nodes in
             let node = try DER.explicitlyTagged(&nodes, tagNumber: 1, tagClass: .contextSpecific) { inner in
