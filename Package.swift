@@ -114,6 +114,9 @@ let package = Package(
             name: "TouchstoneTesting",
             dependencies: [
                 "TouchstoneServer",
+                "TouchstoneWebAuthn",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 "TouchstoneKit",
                 "TouchstoneStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -163,6 +166,7 @@ let package = Package(
             name: "TouchstoneWebAuthnTests",
             dependencies: [
                 "TouchstoneWebAuthn",
+                "TouchstoneTesting",
                 "TouchstoneCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -120,8 +120,17 @@ func buildRouter(
         secrets: secrets,
         now: dependencies.now
     ).addRoutes(to: router, authenticator: authenticator)
-    BiometricRegistrationController(service: biometrics, store: store).addRoutes(to: router, authenticator: authenticator)
+    let appAttest = AppAttestService(
+        store: store,
+        secrets: secrets,
+        now: dependencies.now,
+        settings: configuration.appAttest,
+        challengeTTL: configuration.challengeTTL.timeInterval
+    )
+    BiometricRegistrationController(service: biometrics, appAttest: appAttest, requireAppAttest: configuration.appAttest.required, store: store)
+        .addRoutes(to: router, authenticator: authenticator)
     BiometricAuthenticationController(service: biometrics).addRoutes(to: router)
+    AppAttestController(service: appAttest).addRoutes(to: router)
     PasskeyController(
         service: PasskeyService(
             store: store,

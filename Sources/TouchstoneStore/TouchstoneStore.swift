@@ -111,6 +111,15 @@ public protocol TouchstoneStore: Sendable {
     func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
         -> WebAuthnChallengeRecord?
 
+    // MARK: App Attest
+
+    /// Stores an attested key. Throws ``StoreError/conflict(_:)`` when the key id is already registered.
+    func insertAppAttestKey(_ key: AppAttestKeyRecord) async throws
+    func appAttestKey(keyId: String) async throws -> AppAttestKeyRecord?
+    /// Moves a key's counter from `previous` to the larger `counter`, atomically; `false` when the stored counter is no
+    /// longer `previous` (another assertion got there first: the caller's is a replay or a race).
+    func advanceAppAttestCounter(keyId: String, from previous: Int64, to counter: Int64, at: Date) async throws -> Bool
+
     // MARK: Housekeeping
 
     /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations none of whose challenges

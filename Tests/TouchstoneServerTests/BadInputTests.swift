@@ -136,6 +136,11 @@ struct FailingStore: TouchstoneStore {
         session: SessionRecord,
         at: Date
     ) async throws -> Bool { throw self.error }
+    func insertAppAttestKey(_ key: AppAttestKeyRecord) async throws { throw self.error }
+    func appAttestKey(keyId: String) async throws -> AppAttestKeyRecord? { throw self.error }
+    func advanceAppAttestCounter(keyId: String, from previous: Int64, to counter: Int64, at: Date) async throws -> Bool {
+        throw self.error
+    }
     func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
         -> WebAuthnChallengeRecord?
     { throw self.error }

@@ -514,6 +514,42 @@ extension StoreTests {
     }
 }
 
+extension StoreTests {
+    @Test(arguments: engines)
+    func appAttestKeysRoundTripAndTheirCounterMovesOnce(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            let key = AppAttestKeyRecord(
+                keyId: "kid", publicKey: [4, 1, 2, 3], appId: "ABCDE12345.com.example.app", environment: "production",
+                counter: 0, receipt: [9, 8, 7], createdAt: Self.t0
+            )
+            try await store.insertAppAttestKey(key)
+            await #expect(throws: StoreError.conflict("")) { try await store.insertAppAttestKey(key) }
+            #expect(try await store.appAttestKey(keyId: "kid") == key)
+            #expect(try await store.appAttestKey(keyId: "other") == nil)
+            // Two assertions that both saw counter 0: only one may move it.
+            let moved = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for counter in [5, 6] as [Int64] {
+                    group.addTask { try await store.advanceAppAttestCounter(keyId: "kid", from: 0, to: counter, at: Self.t0) }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(moved.filter { $0 }.count == 1)
+            let stored = try #require(try await store.appAttestKey(keyId: "kid"))
+            #expect(stored.counter == 5 || stored.counter == 6)
+            #expect(stored.lastUsedAt == Self.t0)
+            // Never backwards, never to the same value.
+            #expect(try await !store.advanceAppAttestCounter(keyId: "kid", from: stored.counter, to: stored.counter, at: Self.t0))
+            #expect(try await !store.advanceAppAttestCounter(keyId: "kid", from: stored.counter, to: 1, at: Self.t0))
+
+            try await store.insertUser(Self.user("u1"))
+            var registration = Self.registration("a", user: "u1", device: "d1")
+            registration.appAttestKeyId = "kid"
+            try await store.insertRegistration(registration)
+            #expect(try await store.registration(id: "a")?.appAttestKeyId == "kid")
+        }
+    }
+}
+
 extension Sequence where Element: Sendable {
     /// The non-nil results of `transform`, one element at a time, in order.
     fileprivate func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {

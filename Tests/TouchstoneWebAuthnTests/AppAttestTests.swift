@@ -5,6 +5,7 @@ import Testing
 import X509
 
 @testable import TouchstoneWebAuthn
+import TouchstoneTesting
 
 /// App Attest: Apple's published attestation, and one failure per verification step.
 struct AppAttestTests {
@@ -63,7 +64,7 @@ struct AppAttestTests {
             _ = try await verifier.verifyAttestation(attestation, keyId: keyId, clientDataHash: hash, at: at.addingTimeInterval(7 * 86400))
         }
         // Against another root.
-        let otherRoot = try! TestPKI().root
+        let otherRoot = try! TestAppAttestDevice(appId: Self.guide.appId).root
         await Self.expectFailure(.untrustedCertificate) {
             _ = try await AppAttestVerifier(appIds: [Self.guide.appId], environment: .production, trustAnchors: [otherRoot])
                 .verifyAttestation(attestation, keyId: keyId, clientDataHash: hash, at: at)
@@ -93,101 +94,37 @@ struct AppAttestTests {
 
     // MARK: Attestations made in the test
 
-    /// A root and a leaf certifying `key`, with the App Attest nonce extension.
-    struct TestPKI {
-        let rootKey = P256.Signing.PrivateKey()
-        let root: Certificate
-
-        init() throws {
-            let name = try DistinguishedName { CommonName("App Attest test root") }
-            self.root = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(self.rootKey.publicKey),
-                notValidBefore: Date().addingTimeInterval(-3600), notValidAfter: Date().addingTimeInterval(86400),
-                issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
-                issuerPrivateKey: .init(self.rootKey))
-        }
-
-        func leaf(for key: P256.Signing.PublicKey, nonce: [UInt8]) throws -> [UInt8] {
-            var extensions = Certificate.Extensions()
-            let value: [UInt8] = [0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + nonce  // SEQUENCE { [1] { OCTET STRING } }
-            try extensions.append(Certificate.Extension(oid: AttestationOID.appleNonce, critical: false, value: value[...]))
-            let leaf = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(key),
-                notValidBefore: Date().addingTimeInterval(-60), notValidAfter: Date().addingTimeInterval(3600),
-                issuer: self.root.subject, subject: try DistinguishedName { CommonName("App Attest test key") },
-                signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: .init(self.rootKey))
-            var serializer = DER.Serializer()
-            try serializer.serialize(leaf)
-            return serializer.serializedBytes
-        }
-    }
-
     static let appId = "ABCDE12345.com.example.touchstone"
 
-    static func authenticatorData(appId: String = appId, counter: UInt32, aaguid: [UInt8]? = nil, credentialId: [UInt8]? = nil)
-        -> [UInt8]
-    {
-        var bytes = Array(SHA256.hash(data: Array(appId.utf8)))
-        bytes.append(aaguid == nil ? 0x00 : 0x40)
-        bytes += withUnsafeBytes(of: counter.bigEndian, Array.init)
-        if let aaguid, let credentialId {
-            bytes += aaguid + [UInt8(credentialId.count >> 8), UInt8(credentialId.count & 0xFF)] + credentialId
-        }
-        return bytes
-    }
-
-    /// An attestation by a key made in the test, certified by `pki`, with one field changed as asked.
-    static func madeAttestation(pki: TestPKI, key: P256.Signing.PrivateKey, clientDataHash: [UInt8], counter: UInt32 = 0, otherCredentialId: Bool = false)
-        throws -> (object: [UInt8], keyId: [UInt8])
-    {
-        let keyId = Array(SHA256.hash(data: key.publicKey.x963Representation))
-        let authData = Self.authenticatorData(
-            counter: counter, aaguid: AppAttestVerifier.Environment.development.aaguid,
-            credentialId: otherCredentialId ? Array(keyId.reversed()) : keyId)
-        let nonce = Array(SHA256.hash(data: authData + clientDataHash))
-        let statement: CBORMap = [.text("x5c"): .array([.bytes(try pki.leaf(for: key.publicKey, nonce: nonce))]), .text("receipt"): .bytes([1, 2, 3])]
-        let object = CBOREncoder.encode(
-            .map([.text("fmt"): .text("apple-appattest"), .text("attStmt"): .map(statement), .text("authData"): .bytes(authData)]))
-        return (object, keyId)
-    }
-
     @Test func aMadeAttestationVerifiesAndEachLaterStepFailsAlone() async throws {
-        let pki = try TestPKI()
-        let verifier = AppAttestVerifier(appIds: [Self.appId], environment: .development, trustAnchors: [pki.root])
+        let device = try TestAppAttestDevice(appId: Self.appId)
+        let verifier = AppAttestVerifier(appIds: [Self.appId], environment: .development, trustAnchors: [device.root])
         let key = P256.Signing.PrivateKey()
+        let keyId = TestAppAttestDevice.keyId(of: key)
         let hash = Array(SHA256.hash(data: Array("challenge".utf8)))
-        let valid = try Self.madeAttestation(pki: pki, key: key, clientDataHash: hash)
-        let attested = try await verifier.verifyAttestation(valid.object, keyId: valid.keyId, clientDataHash: hash, at: Date())
+        let attested = try await verifier.verifyAttestation(try device.attest(key, clientDataHash: hash), keyId: keyId, clientDataHash: hash, at: Date())
         #expect(attested.publicKey == Array(key.publicKey.x963Representation))
         #expect(attested.receipt == [1, 2, 3])
 
-        let counted = try Self.madeAttestation(pki: pki, key: key, clientDataHash: hash, counter: 1)
+        let counted = try device.attest(key, clientDataHash: hash, counter: 1)
         await Self.expectFailure(.counterNotZero) {
-            _ = try await verifier.verifyAttestation(counted.object, keyId: counted.keyId, clientDataHash: hash, at: Date())
+            _ = try await verifier.verifyAttestation(counted, keyId: keyId, clientDataHash: hash, at: Date())
         }
-        let otherId = try Self.madeAttestation(pki: pki, key: key, clientDataHash: hash, otherCredentialId: true)
+        let otherId = try device.attest(key, clientDataHash: hash, credentialId: Array(keyId.reversed()))
         await Self.expectFailure(.keyIdMismatch) {
-            _ = try await verifier.verifyAttestation(otherId.object, keyId: otherId.keyId, clientDataHash: hash, at: Date())
+            _ = try await verifier.verifyAttestation(otherId, keyId: keyId, clientDataHash: hash, at: Date())
         }
     }
 
     // MARK: Assertions
 
-    static func assertion(key: P256.Signing.PrivateKey, clientData: [UInt8], counter: UInt32, appId: String = appId) throws -> [UInt8] {
-        let authData = Self.authenticatorData(appId: appId, counter: counter)
-        let nonce = Array(SHA256.hash(data: authData + Array(SHA256.hash(data: clientData))))
-        let signature = try key.signature(for: nonce)
-        return CBOREncoder.encode(
-            .map([.text("signature"): .bytes(Array(signature.derRepresentation)), .text("authenticatorData"): .bytes(authData)]))
-    }
-
     @Test func assertionsVerifyOnceTheirCounterGrows() throws {
         let verifier = AppAttestVerifier(appIds: [Self.appId], environment: .production)
+        let device = try TestAppAttestDevice(appId: Self.appId)
         let key = P256.Signing.PrivateKey()
         let publicKey = Array(key.publicKey.x963Representation)
         let request = Array(#"{"action":"enable"}"#.utf8)
-        let assertion = try Self.assertion(key: key, clientData: request, counter: 3)
+        let assertion = try device.assert(key, clientData: request, counter: 3)
         #expect(try verifier.verifyAssertion(assertion, clientData: request, publicKey: publicKey, appId: Self.appId, previousCounter: 2) == 3)
 
         func failure(_ body: () throws -> Void) -> AppAttestError.Code? {
@@ -202,7 +139,7 @@ struct AppAttestTests {
         #expect(failure { _ = try verifier.verifyAssertion(assertion, clientData: Array("other".utf8), publicKey: publicKey, appId: Self.appId, previousCounter: 0) } == .invalidSignature)
         let otherKey = Array(P256.Signing.PrivateKey().publicKey.x963Representation)
         #expect(failure { _ = try verifier.verifyAssertion(assertion, clientData: request, publicKey: otherKey, appId: Self.appId, previousCounter: 0) } == .invalidSignature)
-        let otherApp = try Self.assertion(key: key, clientData: request, counter: 9, appId: "ABCDE12345.com.example.evil")
+        let otherApp = try device.assert(key, clientData: request, counter: 9, appId: "ABCDE12345.com.example.evil")
         #expect(failure { _ = try verifier.verifyAssertion(otherApp, clientData: request, publicKey: publicKey, appId: Self.appId, previousCounter: 0) } == .appIdMismatch)
         #expect(failure { _ = try verifier.verifyAssertion([0x01], clientData: request, publicKey: publicKey, appId: Self.appId, previousCounter: 0) } == .malformed)
         let short = CBOREncoder.encode(.map([.text("signature"): .bytes([1]), .text("authenticatorData"): .bytes([1, 2])]))

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import TouchstoneCrypto
 public import TouchstoneWebAuthn
+public import X509
 import TouchstoneStore
 
 /// Which registrations a newly enrolled device supersedes.
@@ -91,6 +92,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var keyCacheSize: Int = 10_000
     /// The WebAuthn relying party for passkeys.
     public var passkeys = PasskeySettings()
+    /// Apple App Attest: which apps may attest keys, and whether enrolment requires it.
+    public var appAttest = AppAttestSettings()
 
     public init() {}
 
@@ -152,6 +155,22 @@ public struct TouchstoneConfiguration: Sendable {
             guard let size = Int(value), (0...10_000_000).contains(size) else { throw ConfigurationError("TOUCHSTONE_KEY_CACHE_SIZE", value) }
             self.keyCacheSize = size
         }
+        if let list = environment["TOUCHSTONE_APP_ATTEST_APP_IDS"] {
+            self.appAttest.appIds = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        if let value = environment["TOUCHSTONE_APP_ATTEST_ENVIRONMENT"] {
+            guard let parsed = AppAttestVerifier.Environment(rawValue: value) else {
+                throw ConfigurationError("TOUCHSTONE_APP_ATTEST_ENVIRONMENT", value)
+            }
+            self.appAttest.environment = parsed
+        }
+        if let value = environment["TOUCHSTONE_REQUIRE_APP_ATTEST"] {
+            guard let required = Bool(value) else { throw ConfigurationError("TOUCHSTONE_REQUIRE_APP_ATTEST", value) }
+            self.appAttest.required = required
+        }
+        if self.appAttest.required && self.appAttest.appIds.isEmpty {
+            throw ConfigurationError("TOUCHSTONE_REQUIRE_APP_ATTEST", "true without TOUCHSTONE_APP_ATTEST_APP_IDS")
+        }
         if let rpId = environment["TOUCHSTONE_RP_ID"] { self.passkeys.rpId = rpId }
         if let rpName = environment["TOUCHSTONE_RP_NAME"] { self.passkeys.rpName = rpName }
         if let origins = environment["TOUCHSTONE_ORIGINS"] {
@@ -199,6 +218,18 @@ public struct TouchstoneConfiguration: Sendable {
 }
 
 /// The WebAuthn relying party: who the passkeys are for and what is accepted.
+public struct AppAttestSettings: Sendable {
+    /// App IDs (`TEAMID.bundle.identifier`) whose keys are accepted; empty turns App Attest off.
+    public var appIds: [String] = []
+    public var environment: AppAttestVerifier.Environment = .production
+    /// Whether `registrations/start` requires an App Attest assertion (`requireAppAttest`).
+    public var required = false
+    /// Roots for the credential certificates: Apple's App Attestation Root CA (tests use their own).
+    public var trustAnchors: [Certificate] = AppAttestVerifier.appleRoots
+
+    public init() {}
+}
+
 public struct PasskeySettings: Sendable {
     /// The RP ID: the site's registrable domain (`example.com`); `localhost` for local development.
     public var rpId: String = "localhost"

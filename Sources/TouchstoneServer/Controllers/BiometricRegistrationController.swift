@@ -8,6 +8,8 @@ struct BiometricRegistrationController {
     typealias Context = TouchstoneRequestContext
 
     let service: BiometricService
+    let appAttest: AppAttestService
+    let requireAppAttest: Bool
     let store: any TouchstoneStore
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
@@ -25,8 +27,9 @@ struct BiometricRegistrationController {
         var algorithm: String
         var deviceId: String
         var deviceName: String?
+        var appAttest: AppAttestProof?
 
-        enum CodingKeys: CodingKey { case publicKey, algorithm, deviceId, deviceName }
+        enum CodingKeys: CodingKey { case publicKey, algorithm, deviceId, deviceName, appAttest }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -34,18 +37,31 @@ struct BiometricRegistrationController {
             self.algorithm = try container.decodeString(.algorithm, maxLength: 16)
             self.deviceId = try container.decodeString(.deviceId, maxLength: 200)
             self.deviceName = try container.decodeStringIfPresent(.deviceName, maxLength: 200)
+            self.appAttest = try container.decodeIfPresent(AppAttestProof.self, forKey: .appAttest)
         }
     }
 
     @Sendable func start(request: Request, context: Context) async throws -> JSONResponse<ChallengeResponse> {
         let caller = try context.requireIdentity()
         let input = try await request.decodeJSON(as: StartInput.self, context: context)
+        var attestedBy: String?
+        if let proof = input.appAttest {
+            attestedBy = try await self.appAttest.verifyEnrolment(
+                keyId: proof.keyId,
+                challenge: proof.challenge,
+                assertion: proof.assertion,
+                publicKey: input.publicKey
+            )
+        } else if self.requireAppAttest {
+            throw APIError.appAttestRequired
+        }
         let started = try await self.service.startRegistration(
             caller: caller,
             publicKey: input.publicKey,
             algorithm: input.algorithm,
             deviceId: input.deviceId,
-            deviceName: input.deviceName
+            deviceName: input.deviceName,
+            appAttestKeyId: attestedBy
         )
         return JSONResponse(.ok, ChallengeResponse(started))
     }

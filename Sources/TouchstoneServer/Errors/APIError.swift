@@ -89,6 +89,14 @@ extension APIError {
     static func invalidPasskeyAssertion(_ error: any Error) -> APIError {
         .init(.unauthorized, code: "invalid_passkey_assertion", message: Self.webAuthnMessage(error))
     }
+    static func invalidAppAttest(_ message: String) -> APIError { .init(.badRequest, code: "invalid_app_attest", message: message) }
+    static let appAttestDisabled = APIError(.forbidden, code: "app_attest_disabled", message: "App Attest is not configured on this server")
+    static let appAttestRequired = APIError(
+        .forbidden,
+        code: "app_attest_required",
+        message: "this server enrols only devices that prove a genuine app with App Attest; send 'appAttest'"
+    )
+    static let appAttestKeyExists = APIError(.conflict, code: "app_attest_key_exists", message: "this App Attest key is already registered")
     static let passkeyAlreadyRegistered = APIError(.conflict, code: "passkey_already_registered", message: "this passkey is already registered")
     static let passkeyNotFound = APIError(.notFound, code: "passkey_not_found", message: "no such passkey")
     /// A sign-in with a credential the server does not know (deleted, or never registered here).

@@ -54,8 +54,11 @@ struct RegistrationResource: Encodable {
     var status: String
     var createdAt: String
     var lastUsedAt: String?
+    /// Whether an App Attest assertion vouched for the enrolling app.
+    var appAttested: Bool
 
     init(_ record: RegistrationRecord) {
+        self.appAttested = record.appAttestKeyId != nil
         self.id = record.id
         self.userId = record.userId
         self.deviceId = record.deviceId
@@ -66,7 +69,7 @@ struct RegistrationResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt }
+    enum CodingKeys: CodingKey { case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt, appAttested }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -78,6 +81,7 @@ struct RegistrationResource: Encodable {
         try container.encode(self.status, forKey: .status)
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
+        try container.encode(self.appAttested, forKey: .appAttested)
     }
 }
 

@@ -29,7 +29,8 @@ struct BiometricService: Sendable {
         publicKey encodedKey: String,
         algorithm algorithmName: String,
         deviceId: String,
-        deviceName: String?
+        deviceName: String?,
+        appAttestKeyId: String? = nil
     ) async throws -> StartedChallenge {
         try self.requireEnabled()
         let now = self.now()
@@ -59,7 +60,8 @@ struct BiometricService: Sendable {
             publicKey: key.spkiDERRepresentation,
             keyFingerprint: key.fingerprint,
             status: .pending,
-            createdAt: now
+            createdAt: now,
+            appAttestKeyId: appAttestKeyId
         )
         try await self.store.insertRegistration(registration)
         return try await self.issueChallenge(for: registration.id, purpose: .registration, at: now)

@@ -97,6 +97,8 @@ public struct RegistrationRecord: Sendable, Hashable {
     public var createdAt: Date
     public var lastUsedAt: Date?
     public var statusChangedAt: Date?
+    /// The App Attest key that vouched for the enrolling app (nil: not attested).
+    public var appAttestKeyId: String?
 
     public init(
         id: String,
@@ -109,8 +111,10 @@ public struct RegistrationRecord: Sendable, Hashable {
         status: RegistrationStatus,
         createdAt: Date,
         lastUsedAt: Date? = nil,
-        statusChangedAt: Date? = nil
+        statusChangedAt: Date? = nil,
+        appAttestKeyId: String? = nil
     ) {
+        self.appAttestKeyId = appAttestKeyId
         self.id = id
         self.userId = userId
         self.deviceId = deviceId
@@ -129,6 +133,45 @@ public struct RegistrationRecord: Sendable, Hashable {
 public enum ChallengePurpose: String, Sendable, Hashable, Codable {
     case registration
     case authentication
+    /// An App Attest attestation or assertion.
+    case appAttest = "app_attest"
+}
+
+/// An App Attest key: a Secure Enclave key of a genuine device, made by the app, attested by Apple.
+public struct AppAttestKeyRecord: Sendable, Hashable {
+    /// Base64url of the key id (SHA-256 of the public key).
+    public var keyId: String
+    /// The P-256 public key, X9.63 uncompressed.
+    public var publicKey: [UInt8]
+    public var appId: String
+    /// `production` or `development`.
+    public var environment: String
+    /// The counter of the last accepted assertion (0 after attestation).
+    public var counter: Int64
+    /// Apple's receipt, for fraud-metric requests.
+    public var receipt: [UInt8]
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+
+    public init(
+        keyId: String,
+        publicKey: [UInt8],
+        appId: String,
+        environment: String,
+        counter: Int64,
+        receipt: [UInt8],
+        createdAt: Date,
+        lastUsedAt: Date? = nil
+    ) {
+        self.keyId = keyId
+        self.publicKey = publicKey
+        self.appId = appId
+        self.environment = environment
+        self.counter = counter
+        self.receipt = receipt
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
 }
 
 /// A single-use challenge.

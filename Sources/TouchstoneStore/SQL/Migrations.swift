@@ -111,5 +111,25 @@ enum Migrations {
                 "CREATE INDEX webauthn_challenges_expires_at ON webauthn_challenges (expires_at)",
             ]
         ),
+        Migration(
+            version: 3,
+            name: "App Attest keys",
+            statements: [
+                """
+                CREATE TABLE app_attest_keys (
+                    key_id TEXT PRIMARY KEY,
+                    public_key TEXT NOT NULL,
+                    app_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    counter BIGINT NOT NULL,
+                    receipt TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT
+                )
+                """,
+                // The App Attest key that vouched for a registration (null: not attested).
+                "ALTER TABLE registrations ADD COLUMN app_attest_key_id TEXT REFERENCES app_attest_keys(key_id)",
+            ]
+        ),
     ]
 }

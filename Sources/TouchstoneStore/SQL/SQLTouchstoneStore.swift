@@ -151,12 +151,13 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             try await db.raw(
                 """
                 INSERT INTO registrations (id, user_id, device_id, device_name, algorithm, public_key, key_fingerprint,
-                    status, created_at, last_used_at, status_changed_at)
+                    status, created_at, last_used_at, status_changed_at, app_attest_key_id)
                 VALUES (\(bind: registration.id), \(bind: registration.userId), \(bind: registration.deviceId),
                     \(bind: registration.deviceName), \(bind: registration.algorithm),
                     \(bind: registration.publicKey.base64URL), \(bind: registration.keyFingerprint),
                     \(bind: registration.status.rawValue), \(bind: registration.createdAt.millis),
-                    \(bind: registration.lastUsedAt?.millis), \(bind: registration.statusChangedAt?.millis))
+                    \(bind: registration.lastUsedAt?.millis), \(bind: registration.statusChangedAt?.millis),
+                    \(bind: registration.appAttestKeyId))
                 """
             ).run()
         }
@@ -513,6 +514,44 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
+    // MARK: App Attest
+
+    public func insertAppAttestKey(_ key: AppAttestKeyRecord) async throws {
+        do {
+            try await self.executor.withDatabase { db in
+                try await db.raw(
+                    """
+                    INSERT INTO app_attest_keys (key_id, public_key, app_id, environment, counter, receipt, created_at,
+                        last_used_at)
+                    VALUES (\(bind: key.keyId), \(bind: key.publicKey.base64URL), \(bind: key.appId), \(bind: key.environment),
+                        \(bind: key.counter), \(bind: key.receipt.base64URL), \(bind: key.createdAt.millis),
+                        \(bind: key.lastUsedAt?.millis))
+                    """
+                ).run()
+            }
+        } catch where self.executor.isUniqueViolation(error) {
+            throw StoreError.conflict("App Attest key \(key.keyId) is already registered")
+        }
+    }
+
+    public func appAttestKey(keyId: String) async throws -> AppAttestKeyRecord? {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.raw("SELECT * FROM app_attest_keys WHERE key_id = \(bind: keyId)").first().map(AppAttestKeyRecord.init(row:))
+        }
+    }
+
+    public func advanceAppAttestCounter(keyId: String, from previous: Int64, to counter: Int64, at: Date) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE app_attest_keys SET counter = \(bind: counter), last_used_at = \(bind: at.millis)
+                WHERE key_id = \(bind: keyId) AND counter = \(bind: previous) AND counter < \(bind: counter)
+                RETURNING key_id
+                """
+            ).first() != nil
+        }
+    }
+
     // MARK: Housekeeping
 
     public func purgeExpired(before cutoff: Date) async throws -> PurgeResult {
@@ -613,6 +652,26 @@ extension SessionRecord {
     }
 }
 
+extension AppAttestKeyRecord {
+    fileprivate init(row: any SQLRow) throws {
+        guard let publicKey = [UInt8](base64URL: try row.decode(column: "public_key", as: String.self)),
+            let receipt = [UInt8](base64URL: try row.decode(column: "receipt", as: String.self))
+        else {
+            throw StoreError.unavailable("stored App Attest key is not base64url")
+        }
+        self.init(
+            keyId: try row.decode(column: "key_id", as: String.self),
+            publicKey: publicKey,
+            appId: try row.decode(column: "app_id", as: String.self),
+            environment: try row.decode(column: "environment", as: String.self),
+            counter: try row.decode(column: "counter", as: Int64.self),
+            receipt: receipt,
+            createdAt: try row.date("created_at"),
+            lastUsedAt: try row.optionalDate("last_used_at")
+        )
+    }
+}
+
 extension RegistrationRecord {
     fileprivate init(row: any SQLRow) throws {
         let encodedKey = try row.decode(column: "public_key", as: String.self)
@@ -630,7 +689,8 @@ extension RegistrationRecord {
             status: try row.enumValue("status", as: RegistrationStatus.self),
             createdAt: try row.date("created_at"),
             lastUsedAt: try row.optionalDate("last_used_at"),
-            statusChangedAt: try row.optionalDate("status_changed_at")
+            statusChangedAt: try row.optionalDate("status_changed_at"),
+            appAttestKeyId: try row.decode(column: "app_attest_key_id", as: String?.self)
         )
     }
 }
