@@ -205,6 +205,7 @@ let package = Package(
             name: "TouchstoneKitTests",
             dependencies: [
                 "TouchstoneTesting",
+                "TouchstoneWebAuthn",
                 "TouchstoneKit",
                 "TouchstoneServer",
                 .product(name: "Hummingbird", package: "hummingbird"),

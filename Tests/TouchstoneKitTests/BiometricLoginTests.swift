@@ -5,6 +5,7 @@ import TouchstoneCrypto
 import TouchstoneKit
 import TouchstoneServer
 import TouchstoneTesting
+import TouchstoneWebAuthn
 
 /// The SDK core against the real server, in process.
 struct BiometricLoginTests {
@@ -210,6 +211,55 @@ struct BiometricLoginTests {
             try await phone.keyStore.deleteKey(tag: enrollment.keyTag)  // as when Face ID is re-enrolled
             await #expect(throws: BiometricLoginError(.notEnabled, "")) { try await phone.login.login(reason: "x") }
             #expect(try await phone.enrollment() == nil)
+        }
+    }
+
+    @Test func enrolmentCarriesAnAppAttestProofWhenTheServerRequiresIt() async throws {
+        let device = try TestAppAttestDevice(appId: "ABCDE12345.com.example.touchstone")
+        let configuration = TestServer.configuration {
+            $0.appAttest.appIds = ["ABCDE12345.com.example.touchstone"]
+            $0.appAttest.environment = .development
+            $0.appAttest.trustAnchors = [device.root]
+            $0.appAttest.required = true
+        }
+        try await TestServer.run(configuration: configuration) { client in
+            let provider = TestAppAttestProvider(device: device)
+            let state = InMemoryStateStore()
+            let login = BiometricLogin(
+                client: TouchstoneClient(transport: TestClientTransport(client)),
+                keyStore: SoftwareKeyStore(),
+                verifier: ScriptedVerifier.alwaysApprove(),
+                stateStore: state,
+                appAttest: provider
+            )
+            let session = try await login.client.createUser(email: "attested@example.com", password: Self.password)
+            let registration = try await login.enable(session: session)
+            #expect(registration.appAttested == true)
+            _ = try await login.login(reason: "x")
+            // The installation's key is attested once; later enrolments only assert with it.
+            try await login.disable(session: session)
+            let again = try await login.enable(session: try await login.client.signIn(email: "attested@example.com", password: Self.password))
+            #expect(again.appAttested == true)
+            #expect(await provider.generatedKeys == 1)
+            #expect(try await state.appAttestKeyId() != nil)
+
+            // An app without App Attest cannot enrol on this server.
+            let plain = Phone(client: client)
+            let plainSession = try await plain.signUp()
+            await #expect(throws: BiometricLoginError(.server, "", serverCode: "app_attest_required")) {
+                try await plain.login.enable(session: plainSession)
+            }
+            // Nor can a device that does not support it.
+            let unsupported = BiometricLogin(
+                client: TouchstoneClient(transport: TestClientTransport(client)),
+                keyStore: SoftwareKeyStore(),
+                verifier: ScriptedVerifier.alwaysApprove(),
+                stateStore: InMemoryStateStore(),
+                appAttest: TestAppAttestProvider(device: device, isSupported: false)
+            )
+            await #expect(throws: BiometricLoginError(.server, "", serverCode: "app_attest_required")) {
+                try await unsupported.enable(session: try await unsupported.client.signIn(email: plainSession.user.email, password: Self.password))
+            }
         }
     }
 

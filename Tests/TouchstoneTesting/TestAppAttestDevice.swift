@@ -3,6 +3,7 @@ public import Foundation
 import SwiftASN1
 public import X509
 public import TouchstoneWebAuthn
+public import TouchstoneKit
 
 /// An App Attest "device" for tests: a certificate authority standing in for Apple's, and Secure Enclave keys it
 /// attests, producing attestation objects and assertions byte for byte as `DCAppAttestService` lays them out.
@@ -73,6 +74,48 @@ public struct TestAppAttestDevice: Sendable {
         let authData = self.authenticatorData(counter: counter, appId: appId)
         let nonce = Array(SHA256.hash(data: authData + Array(SHA256.hash(data: clientData))))
         let signature = try key.signature(for: nonce)
+        return CBOREncoder.encode(
+            .map([.text("signature"): .bytes(Array(signature.derRepresentation)), .text("authenticatorData"): .bytes(authData)]))
+    }
+}
+
+/// `DCAppAttestService` for the SDK's tests: keys in memory, attested by a ``TestAppAttestDevice``.
+public actor TestAppAttestProvider: AppAttestProvider {
+    public let device: TestAppAttestDevice
+    private var keys: [String: (key: P256.Signing.PrivateKey, counter: UInt32)] = [:]
+    /// How many keys were generated (an installation attests once).
+    public private(set) var generatedKeys = 0
+    public nonisolated let isSupportedValue: Bool
+
+    public init(device: TestAppAttestDevice, isSupported: Bool = true) {
+        self.device = device
+        self.isSupportedValue = isSupported
+    }
+
+    public var isSupported: Bool { self.isSupportedValue }
+
+    public func generateKey() async throws -> String {
+        let key = P256.Signing.PrivateKey()
+        let keyId = Data(TestAppAttestDevice.keyId(of: key)).base64EncodedString()
+        self.keys[keyId] = (key, 0)
+        self.generatedKeys += 1
+        return keyId
+    }
+
+    public func attestKey(_ keyId: String, clientDataHash: [UInt8]) async throws -> [UInt8] {
+        guard let entry = self.keys[keyId] else { throw BiometricLoginError(.internalFailure, "unknown App Attest key") }
+        return try self.device.attest(entry.key, clientDataHash: clientDataHash)
+    }
+
+    public func generateAssertion(_ keyId: String, clientDataHash: [UInt8]) async throws -> [UInt8] {
+        guard var entry = self.keys[keyId] else { throw BiometricLoginError(.internalFailure, "unknown App Attest key") }
+        entry.counter += 1
+        self.keys[keyId] = entry
+        // The device signs SHA-256(authenticatorData ‖ clientDataHash); ``TestAppAttestDevice/assert`` takes client data,
+        // so the hash is signed through the lower-level path here.
+        let authData = self.device.authenticatorData(counter: entry.counter)
+        let nonce = Array(SHA256.hash(data: authData + clientDataHash))
+        let signature = try entry.key.signature(for: nonce)
         return CBOREncoder.encode(
             .map([.text("signature"): .bytes(Array(signature.derRepresentation)), .text("authenticatorData"): .bytes(authData)]))
     }

@@ -1,5 +1,6 @@
 public import Foundation
 public import TouchstoneCrypto
+import Crypto
 
 /// Biometric login with a device-bound key: the three operations every app needs.
 ///
@@ -39,11 +40,14 @@ public actor BiometricLogin {
     private let stateStore: any LocalStateStore
     private let algorithm: SignatureAlgorithm
     private let accessPolicy: KeyAccessPolicy
+    private let appAttest: (any AppAttestProvider)?
     private let makeKeyTag: @Sendable () -> String
 
     /// - Parameters:
     ///   - algorithm: The key algorithm; must be one the key store supports (ES256 for the Secure Enclave).
     ///   - accessPolicy: When the OS allows the key to be used.
+    ///   - appAttest: When given (and supported by the device), enrolments carry an App Attest proof that the request
+    ///     comes from the genuine app; servers that set `requireAppAttest` refuse enrolments without one.
     ///   - makeKeyTag: Names new keys; the default is a random UUID under `touchstone.`.
     public init(
         client: TouchstoneClient,
@@ -52,8 +56,10 @@ public actor BiometricLogin {
         stateStore: any LocalStateStore,
         algorithm: SignatureAlgorithm = .es256,
         accessPolicy: KeyAccessPolicy = .biometryCurrentSet,
+        appAttest: (any AppAttestProvider)? = nil,
         makeKeyTag: @escaping @Sendable () -> String = { "touchstone.\(UUID().uuidString.lowercased())" }
     ) {
+        self.appAttest = appAttest
         self.client = client
         self.keyStore = keyStore
         self.verifier = verifier
@@ -131,7 +137,8 @@ public actor BiometricLogin {
                 token: session.session.token,
                 publicKey: publicKey,
                 deviceId: deviceId,
-                deviceName: deviceName
+                deviceName: deviceName,
+                appAttest: try await self.appAttestProof(for: publicKey)
             )
             let verification = try await self.verifier.verifyUser(reason: reason)
             let signature = try await self.keyStoreCall {
@@ -227,6 +234,34 @@ public actor BiometricLogin {
     }
 
     // MARK: Helpers
+
+    /// The App Attest proof for enrolling `publicKey`: attests this installation's key first if needed, then asserts
+    /// over "<challenge>.<publicKey as sent>". `nil` without a provider or on a device without App Attest.
+    private func appAttestProof(for publicKey: DeviceKeyPublicKey) async throws -> AppAttestProof? {
+        guard let appAttest = self.appAttest, await appAttest.isSupported else { return nil }
+        do {
+            let keyId: String
+            if let stored = try await self.stateStore.appAttestKeyId() {
+                keyId = stored
+            } else {
+                keyId = try await appAttest.generateKey()
+                let challenge = try await self.client.appAttestChallenge()
+                let attestation = try await appAttest.attestKey(keyId, clientDataHash: Self.sha256(Array(challenge.utf8)))
+                try await self.client.registerAppAttestKey(keyId: keyId, attestation: attestation, challenge: challenge)
+                try await self.stateStore.saveAppAttestKeyId(keyId)
+            }
+            let challenge = try await self.client.appAttestChallenge()
+            let clientData = Array("\(challenge).\(TouchstoneClient.encodedPublicKey(publicKey))".utf8)
+            let assertion = try await appAttest.generateAssertion(keyId, clientDataHash: Self.sha256(clientData))
+            return AppAttestProof(keyId: keyId, challenge: challenge, assertion: assertion)
+        } catch let error as BiometricLoginError {
+            throw error
+        } catch {
+            throw BiometricLoginError(.internalFailure, "App Attest failed: \(error)")
+        }
+    }
+
+    private static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 
     private func requireDeviceAvailable() async throws {
         switch await self.verifier.availability() {

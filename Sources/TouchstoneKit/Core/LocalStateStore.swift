@@ -27,4 +27,7 @@ public protocol LocalStateStore: Sendable {
     func clearEnrollment() async throws
     /// A stable identifier for this installation, created on first use and kept across enable/disable.
     func deviceId() async throws -> String
+    /// The App Attest key id this installation attested with the server, if any (kept across enable/disable).
+    func appAttestKeyId() async throws -> String?
+    func saveAppAttestKeyId(_ keyId: String?) async throws
 }

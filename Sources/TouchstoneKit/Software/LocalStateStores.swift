@@ -4,6 +4,7 @@ public import Foundation
 public actor InMemoryStateStore: LocalStateStore {
     private var enrollment: LocalEnrollment?
     private var storedDeviceId: String?
+    private var storedAppAttestKeyId: String?
 
     public init(enrollment: LocalEnrollment? = nil, deviceId: String? = nil) {
         self.enrollment = enrollment
@@ -20,6 +21,9 @@ public actor InMemoryStateStore: LocalStateStore {
         self.storedDeviceId = created
         return created
     }
+
+    public func appAttestKeyId() async throws -> String? { self.storedAppAttestKeyId }
+    public func saveAppAttestKeyId(_ keyId: String?) async throws { self.storedAppAttestKeyId = keyId }
 }
 
 /// Local state as JSON files (mode 0600) in a directory (mode 0700): `enrollment.json` and `device-id`.
@@ -37,6 +41,21 @@ public actor FileStateStore: LocalStateStore {
 
     private var enrollmentURL: URL { self.directory.appendingPathComponent("enrollment.json") }
     private var deviceIdURL: URL { self.directory.appendingPathComponent("device-id") }
+    private var appAttestKeyIdURL: URL { self.directory.appendingPathComponent("app-attest-key-id") }
+
+    public func appAttestKeyId() async throws -> String? {
+        guard let data = try? Data(contentsOf: self.appAttestKeyIdURL) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+
+    public func saveAppAttestKeyId(_ keyId: String?) async throws {
+        if let keyId {
+            try writePrivateFile(Data(keyId.utf8), to: self.appAttestKeyIdURL)
+        } else if FileManager.default.fileExists(atPath: self.appAttestKeyIdURL.path) {
+            try FileManager.default.removeItem(at: self.appAttestKeyIdURL)
+        }
+    }
 
     public func loadEnrollment() async throws -> LocalEnrollment? {
         guard FileManager.default.fileExists(atPath: self.enrollmentURL.path) else { return nil }

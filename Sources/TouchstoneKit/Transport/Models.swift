@@ -1,4 +1,5 @@
 public import Foundation
+import TouchstoneCrypto
 
 /// `user` as the server returns it.
 public struct TouchstoneUser: Sendable, Hashable, Codable {
@@ -37,10 +38,12 @@ public struct BiometricRegistration: Sendable, Hashable, Codable {
     public var deviceId: String
     public var deviceName: String?
     public var algorithm: String
-    /// `active`, `revoked` or `replaced`.
+    /// `active`, `revoked`, `replaced` or `invalidated`.
     public var status: String
     public var createdAt: String
     public var lastUsedAt: String?
+    /// Whether an App Attest assertion vouched for the enrolling app (absent from older servers).
+    public var appAttested: Bool?
 }
 
 /// A challenge to sign.
@@ -70,4 +73,37 @@ public struct PasskeyInfo: Sendable, Hashable, Codable {
     public var backedUp: Bool
     public var createdAt: String
     public var lastUsedAt: String?
+}
+
+/// The `appAttest` object of `registrations/start`: an App Attest assertion vouching for the enrolment.
+public struct AppAttestProof: Sendable, Hashable, Codable {
+    public var keyId: String
+    public var challenge: String
+    /// Base64 of the assertion when encoded.
+    public var assertion: [UInt8]
+
+    public init(keyId: String, challenge: String, assertion: [UInt8]) {
+        self.keyId = keyId
+        self.challenge = challenge
+        self.assertion = assertion
+    }
+
+    enum CodingKeys: CodingKey { case keyId, challenge, assertion }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.keyId = try container.decode(String.self, forKey: .keyId)
+        self.challenge = try container.decode(String.self, forKey: .challenge)
+        guard let assertion = Base64.decode(try container.decode(String.self, forKey: .assertion)) else {
+            throw DecodingError.dataCorruptedError(forKey: .assertion, in: container, debugDescription: "not base64")
+        }
+        self.assertion = assertion
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.keyId, forKey: .keyId)
+        try container.encode(self.challenge, forKey: .challenge)
+        try container.encode(Base64.urlEncode(self.assertion), forKey: .assertion)
+    }
 }

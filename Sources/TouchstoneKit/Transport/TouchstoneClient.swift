@@ -42,16 +42,49 @@ public struct TouchstoneClient: Sendable {
         token: String,
         publicKey: DeviceKeyPublicKey,
         deviceId: String,
-        deviceName: String?
+        deviceName: String?,
+        appAttest: AppAttestProof? = nil
     ) async throws -> ChallengeGrant {
-        try await self.call(
+        struct Body: Encodable {
+            var publicKey: String
+            var algorithm: String
+            var deviceId: String
+            var deviceName: String?
+            var appAttest: AppAttestProof?
+        }
+        return try await self.call(
             "POST",
             "/v1/biometrics/registrations/start",
             token: token,
-            body: [
-                "publicKey": Base64.urlEncode(publicKey.bytes), "algorithm": publicKey.algorithm.rawValue,
-                "deviceId": deviceId, "deviceName": deviceName,
-            ]
+            encodable: Body(
+                publicKey: Self.encodedPublicKey(publicKey),
+                algorithm: publicKey.algorithm.rawValue,
+                deviceId: deviceId,
+                deviceName: deviceName,
+                appAttest: appAttest
+            )
+        )
+    }
+
+    /// The public key as `registrations/start` sends it (and as an App Attest proof signs it).
+    public static func encodedPublicKey(_ publicKey: DeviceKeyPublicKey) -> String { Base64.urlEncode(publicKey.bytes) }
+
+    // MARK: App Attest
+
+    /// `POST /v1/app-attest/challenges`: a single-use challenge.
+    public func appAttestChallenge() async throws -> String {
+        struct Body: Decodable { var challenge: String }
+        let body: Body = try await self.call("POST", "/v1/app-attest/challenges")
+        return body.challenge
+    }
+
+    /// `POST /v1/app-attest/keys`: registers an attested key.
+    public func registerAppAttestKey(keyId: String, attestation: [UInt8], challenge: String) async throws {
+        _ = try await self.exchange(
+            "POST",
+            "/v1/app-attest/keys",
+            token: nil,
+            body: ["keyId": keyId, "attestation": Base64.urlEncode(attestation), "challenge": challenge]
         )
     }
 
