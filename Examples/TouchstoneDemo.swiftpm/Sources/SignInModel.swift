@@ -1,0 +1,123 @@
+import Foundation
+import Observation
+import TouchstoneKit
+
+/// Everything the screen needs: password sign-in, enabling biometrics, biometric sign-in, disabling, and a message for
+/// every error the SDK can report.
+@MainActor
+@Observable
+final class SignInModel {
+    enum Screen: Equatable {
+        case signedOut(offerBiometrics: Bool)
+        case signedIn(email: String)
+    }
+
+    var screen: Screen = .signedOut(offerBiometrics: false)
+    var message: String?
+    var biometricsEnabled = false
+    var biometryName = "Face ID"
+    var busy = false
+
+    private let biometrics: BiometricLogin
+    private var session: TouchstoneSession?
+
+    init(serverURL: URL) {
+        let stateDirectory = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+            .appendingPathComponent("touchstone", isDirectory: true)
+        self.biometrics = BiometricLogin(
+            client: TouchstoneClient(baseURL: serverURL),
+            keyStore: SecureEnclaveKeyStore(),
+            verifier: LocalAuthenticationVerifier(fallbackTitle: "Use Password"),
+            stateStore: try! FileStateStore(directory: stateDirectory),
+            algorithm: .es256,
+            accessPolicy: .biometryCurrentSet,
+            appAttest: DeviceCheckAppAttestProvider()
+        )
+        Task { await self.refresh() }
+    }
+
+    /// Never prompts: local state and availability only.
+    func refresh() async {
+        let status = try? await self.biometrics.status()
+        if case .enabled? = status { self.biometricsEnabled = true } else { self.biometricsEnabled = false }
+        if case .available(let kind)? = try? await self.biometrics.availability() {
+            self.biometryName = kind == .touchID ? "Touch ID" : kind == .opticID ? "Optic ID" : "Face ID"
+        }
+        if case .signedOut = self.screen { self.screen = .signedOut(offerBiometrics: self.biometricsEnabled) }
+    }
+
+    func signIn(email: String, password: String) async {
+        await self.run {
+            let session = try await self.biometrics.client.signIn(email: email, password: password)
+            self.session = session
+            self.screen = .signedIn(email: session.user.email)
+        }
+    }
+
+    func signInWithBiometrics() async {
+        await self.run {
+            let session = try await self.biometrics.login(reason: "Sign in to Touchstone Demo")
+            self.session = session
+            self.screen = .signedIn(email: session.user.email)
+        }
+    }
+
+    /// Right after a password sign-in (the server wants a password within the last ten minutes).
+    func enableBiometrics() async {
+        guard let session else { return }
+        await self.run {
+            try await self.biometrics.enable(session: session, deviceName: "Demo iPhone", reason: "Turn on \(self.biometryName) sign-in")
+            self.message = "\(self.biometryName) sign-in is on."
+        }
+    }
+
+    func disableBiometrics() async {
+        guard let session else { return }
+        await self.run {
+            try await self.biometrics.disable(session: session)
+            self.message = "\(self.biometryName) sign-in is off."
+        }
+    }
+
+    func signOut() async {
+        if let session { try? await self.biometrics.client.signOut(token: session.session.token) }
+        self.session = nil
+        self.screen = .signedOut(offerBiometrics: self.biometricsEnabled)
+    }
+
+    private func run(_ body: () async throws -> Void) async {
+        self.busy = true
+        self.message = nil
+        defer { self.busy = false }
+        do {
+            try await body()
+        } catch let error as BiometricLoginError {
+            self.message = self.text(for: error)
+        } catch {
+            self.message = error.localizedDescription
+        }
+        await self.refresh()
+    }
+
+    /// One sentence per SDK error code.
+    private func text(for error: BiometricLoginError) -> String? {
+        switch error.code {
+        case .userCancelled: return nil  // the user chose to; say nothing
+        case .userFallback: return "Sign in with your password."
+        case .lockedOut: return "\(self.biometryName) is locked. Unlock your iPhone with its passcode, or sign in with your password."
+        case .notAvailable: return "This device cannot use \(self.biometryName) sign-in."
+        case .notEnrolled: return "Set up \(self.biometryName) in Settings first."
+        case .passcodeNotSet: return "Set a device passcode in Settings first."
+        case .notEnabled: return "\(self.biometryName) sign-in is not on for this device. Sign in with your password."
+        case .enabledForAnotherAccount: return "\(self.biometryName) sign-in on this device belongs to another account."
+        case .registrationRevoked: return "\(self.biometryName) sign-in was turned off for this device. Sign in with your password."
+        case .keyInvalidated: return "Your \(self.biometryName) changed. Sign in with your password, then turn it on again."
+        case .server:
+            if error.serverCode == "reauthentication_required" { return "Sign in with your password again to change this." }
+            if error.serverCode == "app_attest_required" { return "This app could not prove it is genuine (App Attest)." }
+            return error.message
+        case .transport: return "The server cannot be reached. Check your connection."
+        case .internalFailure: return "Something went wrong: \(error.message)"
+        }
+    }
+}

@@ -1,0 +1,10 @@
+import SwiftUI
+
+@main
+struct TouchstoneDemoApp: App {
+    var body: some Scene {
+        WindowGroup {
+            ContentView(model: SignInModel(serverURL: URL(string: "https://auth.example.com")!))
+        }
+    }
+}
