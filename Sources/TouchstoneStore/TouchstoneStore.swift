@@ -52,6 +52,12 @@ public protocol TouchstoneStore: Sendable {
     func updateRegistrationStatus(id: String, from: Set<RegistrationStatus>, to: RegistrationStatus, at: Date)
         async throws -> Bool
     func markRegistrationUsed(id: String, at: Date) async throws
+    /// Counts a failed signature of an active registration and locks it when the count reaches `threshold`, in one
+    /// atomic step. Returns whether the registration is locked now. (A success resets the count: see
+    /// ``completeSignIn(challenge:registrationId:session:at:)``.)
+    func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool
+    /// Unlocks a locked registration and clears its count; returns whether it was locked.
+    func unlockRegistration(id: String, at: Date) async throws -> Bool
 
     // MARK: Challenges
 

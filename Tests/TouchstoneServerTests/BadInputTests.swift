@@ -100,6 +100,8 @@ struct FailingStore: TouchstoneStore {
         -> Bool
     { throw self.error }
     func markRegistrationUsed(id: String, at: Date) async throws { throw self.error }
+    func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool { throw self.error }
+    func unlockRegistration(id: String, at: Date) async throws -> Bool { throw self.error }
     func insertChallenge(_ challenge: ChallengeRecord) async throws { throw self.error }
     func consumeChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose, at: Date) async throws
         -> ChallengeRecord?

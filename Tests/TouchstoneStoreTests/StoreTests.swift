@@ -550,6 +550,32 @@ extension StoreTests {
     }
 }
 
+extension StoreTests {
+    @Test(arguments: engines)
+    func concurrentFailuresLockExactlyOnceAtTheThreshold(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            let locked = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<10 {
+                    group.addTask { try await store.recordFailedSignature(registrationId: "a", threshold: 3, at: Self.t0) }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(locked.filter { $0 }.count == 1)
+            let registration = try #require(try await store.registration(id: "a"))
+            #expect(registration.status == .locked)
+            #expect(registration.failedAttempts == 3)  // attempts after the lock are not counted
+            #expect(try await store.unlockRegistration(id: "a", at: Self.t0))
+            #expect(try await !store.unlockRegistration(id: "a", at: Self.t0))
+            let unlocked = try #require(try await store.registration(id: "a"))
+            #expect(unlocked.status == .active)
+            #expect(unlocked.failedAttempts == 0)
+        }
+    }
+}
+
 extension Sequence where Element: Sendable {
     /// The non-nil results of `transform`, one element at a time, in order.
     fileprivate func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {

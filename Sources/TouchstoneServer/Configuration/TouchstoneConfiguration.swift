@@ -88,6 +88,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// SQLite only: at most this many operations share one commit (group commit; 1 commits each on its own).
     public var sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch
+    /// Consecutive failed signatures after which a registration is locked.
+    public var lockoutThreshold: Int = 5
     /// Parsed device public keys kept in memory (0 parses the stored key on every sign-in).
     public var keyCacheSize: Int = 10_000
     /// The WebAuthn relying party for passkeys.
@@ -150,6 +152,10 @@ public struct TouchstoneConfiguration: Sendable {
         if let value = environment["TOUCHSTONE_SQLITE_COMMIT_BATCH"] {
             guard let batch = Int(value), (1...1024).contains(batch) else { throw ConfigurationError("TOUCHSTONE_SQLITE_COMMIT_BATCH", value) }
             self.sqliteCommitBatch = batch
+        }
+        if let value = environment["TOUCHSTONE_LOCKOUT_THRESHOLD"] {
+            guard let threshold = Int(value), (1...100).contains(threshold) else { throw ConfigurationError("TOUCHSTONE_LOCKOUT_THRESHOLD", value) }
+            self.lockoutThreshold = threshold
         }
         if let value = environment["TOUCHSTONE_KEY_CACHE_SIZE"] {
             guard let size = Int(value), (0...10_000_000).contains(size) else { throw ConfigurationError("TOUCHSTONE_KEY_CACHE_SIZE", value) }

@@ -18,6 +18,7 @@ struct BiometricRegistrationController {
         group.post("/finish", use: self.finish)
         group.get(use: self.list)
         group.delete("/:id", use: self.delete)
+        group.post("/:id/unlock", use: self.unlock)
         // No session: the device reporting that its key is gone usually has no way left to sign in.
         router.post("/v1/biometrics/registrations/:id/invalidate", use: self.invalidate)
     }
@@ -98,6 +99,14 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let registrations = try await self.store.registrations(userId: caller.user.id)
         return JSONResponse(.ok, RegistrationList(registrations: registrations.map(RegistrationResource.init)))
+    }
+
+    /// `POST /v1/biometrics/registrations/{id}/unlock` (password within the reauthentication window).
+    @Sendable func unlock(request: Request, context: Context) async throws -> JSONResponse<RegistrationBody> {
+        let caller = try context.requireIdentity()
+        let id = try context.parameters.require("id")
+        let registration = try await self.service.unlockRegistration(caller: caller, registrationId: id)
+        return JSONResponse(.ok, RegistrationBody(registration: RegistrationResource(registration)))
     }
 
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {

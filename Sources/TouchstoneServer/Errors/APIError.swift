@@ -76,6 +76,12 @@ extension APIError {
         code: "registration_revoked",
         message: "this registration was revoked, replaced or invalidated; delete the local key and enable biometrics again"
     )
+    static let registrationLocked = APIError(
+        .init(code: 423, reasonPhrase: "Locked"),
+        code: "registration_locked",
+        message: "too many failed signatures: sign in with your password, then unlock this device or enable biometrics again"
+    )
+    static let registrationNotLocked = APIError(.conflict, code: "registration_not_locked", message: "this registration is not locked")
     static let invalidSignature = APIError(.unauthorized, code: "invalid_signature", message: "the signature does not verify")
     static let challengeExpired = APIError(.unauthorized, code: "challenge_expired", message: "the challenge has expired; start again")
     static let challengeNotFound = APIError(

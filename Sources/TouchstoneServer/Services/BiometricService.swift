@@ -108,7 +108,20 @@ struct BiometricService: Sendable {
         else {
             throw APIError.registrationNotFound
         }
-        _ = try await self.store.updateRegistrationStatus(id: registrationId, from: [.active], to: .revoked, at: self.now())
+        _ = try await self.store.updateRegistrationStatus(id: registrationId, from: [.active, .locked], to: .revoked, at: self.now())
+    }
+
+    /// Unlocks one of the caller's locked registrations; needs a recent password sign-in.
+    func unlockRegistration(caller: AuthenticatedSession, registrationId: String) async throws -> RegistrationRecord {
+        try self.sessions.requireRecentPassword(caller, within: self.configuration.reauthenticationWindow.timeInterval)
+        guard let registration = try await self.store.registration(id: registrationId), registration.userId == caller.user.id,
+            registration.status != .pending
+        else {
+            throw APIError.registrationNotFound
+        }
+        guard try await self.store.unlockRegistration(id: registrationId, at: self.now()) else { throw APIError.registrationNotLocked }
+        guard let unlocked = try await self.store.registration(id: registrationId) else { throw APIError.registrationNotFound }
+        return unlocked
     }
 
     /// Why a device says its key is unusable.
@@ -146,6 +159,7 @@ struct BiometricService: Sendable {
             throw APIError.invalidRequest("provide 'registrationId' or 'publicKey'")
         }
         guard let registration, registration.status != .pending else { throw APIError.registrationNotFound }
+        guard registration.status != .locked else { throw APIError.registrationLocked }
         guard registration.status == .active else { throw APIError.registrationRevoked }
         return try await self.issueChallenge(for: registration.id, purpose: .authentication, at: self.now())
     }
@@ -163,6 +177,7 @@ struct BiometricService: Sendable {
         else {
             throw APIError.registrationNotFound
         }
+        guard registration.status != .locked else { throw APIError.registrationLocked }
         guard registration.status == .active else { throw APIError.registrationRevoked }
         // A challenge gets exactly one attempt, whatever its outcome: a failed attempt consumes it here; a successful
         // one consumes it in the same transaction that stores the session, and only the first of several concurrent
@@ -177,6 +192,13 @@ struct BiometricService: Sendable {
         }
         guard try self.verify(signature, over: issued.challenge, by: registration) else {
             try await self.burn(issued, at: now)
+            // Counted per registration; the attempt that reaches the threshold locks it (and is still answered as what
+            // it is: a wrong signature).
+            _ = try await self.store.recordFailedSignature(
+                registrationId: registration.id,
+                threshold: Int64(self.configuration.lockoutThreshold),
+                at: now
+            )
             throw APIError.invalidSignature
         }
         guard let user = try await self.store.user(id: registration.userId) else { throw APIError.registrationNotFound }

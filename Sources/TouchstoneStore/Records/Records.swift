@@ -79,6 +79,8 @@ public enum RegistrationStatus: String, Sendable, Hashable, Codable, CaseIterabl
     case replaced
     /// Its key became unusable on the device (biometric enrolment changed, key lost); reported by the device.
     case invalidated
+    /// Too many consecutive failed signatures; its owner unlocks it after a password sign-in.
+    case locked
 }
 
 /// A device key registered for biometric login.
@@ -99,6 +101,8 @@ public struct RegistrationRecord: Sendable, Hashable {
     public var statusChangedAt: Date?
     /// The App Attest key that vouched for the enrolling app (nil: not attested).
     public var appAttestKeyId: String?
+    /// Consecutive failed signatures since the last success (reset by a success or an unlock).
+    public var failedAttempts: Int64 = 0
 
     public init(
         id: String,

@@ -131,5 +131,12 @@ enum Migrations {
                 "ALTER TABLE registrations ADD COLUMN app_attest_key_id TEXT REFERENCES app_attest_keys(key_id)",
             ]
         ),
+        Migration(
+            version: 4,
+            name: "registration lockout",
+            statements: [
+                "ALTER TABLE registrations ADD COLUMN failed_attempts BIGINT NOT NULL DEFAULT 0"
+            ]
+        ),
     ]
 }

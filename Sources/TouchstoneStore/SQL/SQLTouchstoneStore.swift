@@ -215,7 +215,8 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 if try await db.raw(
                     """
                     SELECT id FROM registrations
-                    WHERE device_id = \(bind: registration.deviceId) AND status = 'active' AND user_id <> \(bind: registration.userId)
+                    WHERE device_id = \(bind: registration.deviceId) AND status IN ('active', 'locked')
+                        AND user_id <> \(bind: registration.userId)
                     """
                 ).first() != nil {
                     throw StoreError.conflict("device is enrolled for another user")
@@ -227,7 +228,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                         """
                         UPDATE registrations SET status = 'replaced', status_changed_at = \(bind: at.millis)
                         WHERE user_id = \(bind: registration.userId) AND device_id = \(bind: registration.deviceId)
-                            AND status = 'active' AND id <> \(bind: id)
+                            AND status IN ('active', 'locked') AND id <> \(bind: id)
                         RETURNING id
                         """
                     ).all()
@@ -235,7 +236,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                     replaced = try await db.raw(
                         """
                         UPDATE registrations SET status = 'replaced', status_changed_at = \(bind: at.millis)
-                        WHERE user_id = \(bind: registration.userId) AND status = 'active' AND id <> \(bind: id)
+                        WHERE user_id = \(bind: registration.userId) AND status IN ('active', 'locked') AND id <> \(bind: id)
                         RETURNING id
                         """
                     ).all()
@@ -265,6 +266,33 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 """
                 UPDATE registrations SET status = \(bind: to.rawValue), status_changed_at = \(bind: at.millis)
                 WHERE id = \(bind: id) AND status IN (\(allowed)) RETURNING id
+                """
+            ).first() != nil
+        }
+    }
+
+    public func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            // One statement: concurrent failures each count, and exactly the one that reaches the threshold locks.
+            try await db.raw(
+                """
+                UPDATE registrations SET failed_attempts = failed_attempts + 1,
+                    status = CASE WHEN failed_attempts + 1 >= \(bind: threshold) THEN 'locked' ELSE status END,
+                    status_changed_at = CASE WHEN failed_attempts + 1 >= \(bind: threshold) THEN \(bind: at.millis)
+                        ELSE status_changed_at END
+                WHERE id = \(bind: registrationId) AND status = 'active'
+                RETURNING status
+                """
+            ).first()?.decode(column: "status", as: String.self) == RegistrationStatus.locked.rawValue
+        }
+    }
+
+    public func unlockRegistration(id: String, at: Date) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE registrations SET status = 'active', failed_attempts = 0, status_changed_at = \(bind: at.millis)
+                WHERE id = \(bind: id) AND status = 'locked' RETURNING id
                 """
             ).first() != nil
         }
@@ -337,7 +365,9 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 """
             ).first() != nil
             guard consumed else { return false }
-            try await db.raw("UPDATE registrations SET last_used_at = \(bind: at.millis) WHERE id = \(bind: registrationId)").run()
+            try await db.raw(
+                "UPDATE registrations SET last_used_at = \(bind: at.millis), failed_attempts = 0 WHERE id = \(bind: registrationId)"
+            ).run()
             try await Self.insert(session, into: db)
             return true
         }
@@ -692,6 +722,7 @@ extension RegistrationRecord {
             statusChangedAt: try row.optionalDate("status_changed_at"),
             appAttestKeyId: try row.decode(column: "app_attest_key_id", as: String?.self)
         )
+        self.failedAttempts = try row.decode(column: "failed_attempts", as: Int64.self)
     }
 }
 
