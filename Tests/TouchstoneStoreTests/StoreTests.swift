@@ -463,22 +463,26 @@ struct StoreTests {
             try await store.insertWebAuthnChallenge(record)
             #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .registration) == nil)
             #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .authentication) == record)
-            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            // Each task reports its own index: the group yields results in completion order, not in task order.
+            let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
                 for index in 0..<6 {
                     group.addTask {
-                        try await store.completePasskeySignIn(
+                        let won = try await store.completePasskeySignIn(
                             challenge: "wa", passkeyId: "p", signCount: Int64(10 + index), backedUp: true, cloneWarning: false,
                             session: Self.session("s\(index)", user: "u1"), at: Self.t0
                         )
+                        return (index, won)
                     }
                 }
-                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+                return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
             }
-            #expect(outcomes.filter { $0 }.count == 1)
+            let winners = outcomes.filter(\.value).map(\.key)
+            #expect(winners.count == 1)
             let stored = try await (0..<6).asyncCompactMap { try await store.session(tokenHash: "s\($0)") }
             #expect(stored.count == 1)
+            #expect(stored.first?.tokenHash == "s\(winners.first ?? -1)")
             // Only the winner recorded the passkey's use: its counter, and nobody else's.
-            let winner = try #require(outcomes.firstIndex(of: true))
+            let winner = try #require(winners.first)
             let passkey = try #require(try await store.passkey(id: "p"))
             #expect(passkey.signCount == Int64(10 + winner))
             #expect(passkey.backedUp)
