@@ -141,6 +141,7 @@ func buildRouter(
             keys: ParsedValueCache(capacity: configuration.keyCacheSize),
             settings: configuration.passkeys,
             reauthenticationWindow: configuration.reauthenticationWindow.timeInterval,
+            lockoutThreshold: configuration.lockoutThreshold,
             logger: logger
         ),
         store: store

@@ -95,6 +95,12 @@ public protocol TouchstoneStore: Sendable {
     /// and a clone warning increments the warning count.
     func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws
 
+    /// Counts a failed assertion of an unlocked passkey and locks it when the count reaches `threshold`, atomically;
+    /// returns whether it is locked now.
+    func recordFailedPasskeyAssertion(id: String, threshold: Int64, at: Date) async throws -> Bool
+    /// Unlocks a locked passkey of `userId` and clears its count; returns whether it was locked.
+    func unlockPasskey(id: String, userId: String) async throws -> Bool
+
     /// Stores a WebAuthn challenge.
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws
     /// The unconsumed WebAuthn challenge with this value and purpose (nothing changes).

@@ -126,6 +126,8 @@ struct FailingStore: TouchstoneStore {
         throw self.error
     }
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws { throw self.error }
+    func recordFailedPasskeyAssertion(id: String, threshold: Int64, at: Date) async throws -> Bool { throw self.error }
+    func unlockPasskey(id: String, userId: String) async throws -> Bool { throw self.error }
     func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws -> WebAuthnChallengeRecord? {
         throw self.error
     }

@@ -102,6 +102,7 @@ struct SystemTests {
                 ("/v1/passkeys/{id}", "delete"),
                 ("/v1/biometrics/registrations/{id}/invalidate", "post"),
                 ("/v1/biometrics/registrations/{id}/unlock", "post"),
+                ("/v1/passkeys/{id}/unlock", "post"),
                 ("/v1/app-attest/challenges", "post"), ("/v1/app-attest/keys", "post"),
             ]
             for (path, method) in routes {

@@ -580,6 +580,41 @@ extension StoreTests {
     }
 }
 
+extension StoreTests {
+    @Test(arguments: engines)
+    func concurrentPasskeyFailuresLockOnceAndAUseResetsTheCount(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertPasskey(Self.passkey("p", user: "u1"))
+            _ = try await store.recordFailedPasskeyAssertion(id: "p", threshold: 3, at: Self.t0)
+            try await store.insertWebAuthnChallenge(
+                WebAuthnChallengeRecord(
+                    challenge: "ok", purpose: .authentication, userId: nil, allowCredentials: [], createdAt: Self.t0,
+                    expiresAt: Self.t0.addingTimeInterval(60)
+                )
+            )
+            #expect(try await store.completePasskeySignIn(
+                challenge: "ok", passkeyId: "p", signCount: 1, backedUp: false, cloneWarning: false,
+                session: Self.session("s", user: "u1"), at: Self.t0
+            ))
+            #expect(try await store.passkey(id: "p")?.failedAttempts == 0)
+            let locked = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try await store.recordFailedPasskeyAssertion(id: "p", threshold: 3, at: Self.t0) }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(locked.filter { $0 }.count == 1)
+            let passkey = try #require(try await store.passkey(id: "p"))
+            #expect(passkey.lockedAt == Self.t0)
+            #expect(passkey.failedAttempts == 3)
+            #expect(try await !store.unlockPasskey(id: "p", userId: "someone-else"))
+            #expect(try await store.unlockPasskey(id: "p", userId: "u1"))
+            #expect(try await store.passkey(id: "p")?.lockedAt == nil)
+        }
+    }
+}
+
 extension Sequence where Element: Sendable {
     /// The non-nil results of `transform`, one element at a time, in order.
     fileprivate func asyncCompactMap<T>(_ transform: (Element) async throws -> T?) async rethrows -> [T] {

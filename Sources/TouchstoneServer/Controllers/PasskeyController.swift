@@ -21,6 +21,7 @@ struct PasskeyController {
         management.get(use: self.list)
         management.patch("/:id", use: self.rename)
         management.delete("/:id", use: self.delete)
+        management.post("/:id/unlock", use: self.unlock)
     }
 
     struct PasskeyBody: Encodable { var passkey: PasskeyResource }
@@ -96,6 +97,12 @@ struct PasskeyController {
         else {
             throw APIError.passkeyNotFound
         }
+        return JSONResponse(.ok, PasskeyBody(passkey: PasskeyResource(passkey)))
+    }
+
+    @Sendable func unlock(request: Request, context: Context) async throws -> JSONResponse<PasskeyBody> {
+        let caller = try context.requireIdentity()
+        let passkey = try await self.service.unlock(caller: caller, passkeyId: try context.parameters.require("id"))
         return JSONResponse(.ok, PasskeyBody(passkey: PasskeyResource(passkey)))
     }
 

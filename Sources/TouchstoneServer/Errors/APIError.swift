@@ -105,6 +105,12 @@ extension APIError {
     static let appAttestKeyExists = APIError(.conflict, code: "app_attest_key_exists", message: "this App Attest key is already registered")
     static let passkeyAlreadyRegistered = APIError(.conflict, code: "passkey_already_registered", message: "this passkey is already registered")
     static let passkeyNotFound = APIError(.notFound, code: "passkey_not_found", message: "no such passkey")
+    static let passkeyLocked = APIError(
+        .init(code: 423, reasonPhrase: "Locked"),
+        code: "passkey_locked",
+        message: "too many failed assertions with this passkey: sign in another way, then unlock it"
+    )
+    static let passkeyNotLocked = APIError(.conflict, code: "passkey_not_locked", message: "this passkey is not locked")
     /// A sign-in with a credential the server does not know (deleted, or never registered here).
     static let passkeyNotFoundForLogin = APIError(.unauthorized, code: "passkey_not_found", message: "this passkey is not registered; sign in another way")
 

@@ -72,8 +72,11 @@ struct PasskeyResource: Encodable {
     var backedUp: Bool
     var createdAt: String
     var lastUsedAt: String?
+    /// Locked after too many failed assertions (`POST /v1/passkeys/{id}/unlock`).
+    var locked: Bool
 
     init(_ record: PasskeyRecord) {
+        self.locked = record.lockedAt != nil
         self.id = record.id
         self.name = record.name
         self.aaguid = record.aaguid
@@ -83,7 +86,7 @@ struct PasskeyResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt }
+    enum CodingKeys: CodingKey { case id, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt, locked }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -94,5 +97,6 @@ struct PasskeyResource: Encodable {
         try container.encode(self.backedUp, forKey: .backedUp)
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
+        try container.encode(self.locked, forKey: .locked)
     }
 }

@@ -15,6 +15,8 @@ struct PasskeyService: Sendable {
     let keys: ParsedValueCache<BytesKey, COSEKey>
     let settings: PasskeySettings
     let reauthenticationWindow: TimeInterval
+    /// Consecutive failed assertions after which a passkey is locked.
+    let lockoutThreshold: Int
     let logger: Logger
 
     /// The WebAuthn user handle of a user: the UTF-8 bytes of the (random) user id, so it carries no personal data.
@@ -189,6 +191,7 @@ struct PasskeyService: Sendable {
         guard let passkey = try await self.store.passkey(credentialId: Base64.urlEncode(credentialId)) else {
             throw APIError.passkeyNotFoundForLogin
         }
+        guard passkey.lockedAt == nil else { throw APIError.passkeyLocked }
         if let expectedUser = challenge.userId, expectedUser != passkey.userId {
             throw APIError.invalidPasskeyAssertion(WebAuthnError(.credentialNotAllowed, "the passkey belongs to another account"))
         }
@@ -212,10 +215,25 @@ struct PasskeyService: Sendable {
                 keys: self.keys
             )
         } catch {
+            if (error as? WebAuthnError)?.code == .invalidSignature {
+                // Only a wrong signature counts towards the lockout: other failures say nothing about the key.
+                _ = try await self.store.recordFailedPasskeyAssertion(id: passkey.id, threshold: Int64(self.lockoutThreshold), at: self.now())
+            }
             throw APIError.invalidPasskeyAssertion(error)
         }
         guard let user = try await self.store.user(id: passkey.userId) else { throw APIError.passkeyNotFoundForLogin }
         return (user, passkey, verified)
+    }
+
+    /// Unlocks one of the caller's locked passkeys; needs a recent password sign-in.
+    func unlock(caller: AuthenticatedSession, passkeyId: String) async throws -> PasskeyRecord {
+        try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow)
+        guard let passkey = try await self.store.passkey(id: passkeyId), passkey.userId == caller.user.id else {
+            throw APIError.passkeyNotFound
+        }
+        guard try await self.store.unlockPasskey(id: passkeyId, userId: caller.user.id) else { throw APIError.passkeyNotLocked }
+        guard let unlocked = try await self.store.passkey(id: passkeyId) else { throw APIError.passkeyNotFound }
+        return unlocked
     }
 
     // MARK: Helpers

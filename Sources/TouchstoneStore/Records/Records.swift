@@ -252,6 +252,10 @@ public struct PasskeyRecord: Sendable, Hashable {
     public var cloneWarnings: Int64
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// Consecutive failed assertions since the last success (reset by a success or an unlock).
+    public var failedAttempts: Int64 = 0
+    /// When too many failed assertions locked the passkey (nil: not locked).
+    public var lockedAt: Date?
 
     public init(
         id: String,

@@ -138,5 +138,13 @@ enum Migrations {
                 "ALTER TABLE registrations ADD COLUMN failed_attempts BIGINT NOT NULL DEFAULT 0"
             ]
         ),
+        Migration(
+            version: 5,
+            name: "passkey lockout",
+            statements: [
+                "ALTER TABLE passkeys ADD COLUMN failed_attempts BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE passkeys ADD COLUMN locked_at BIGINT",
+            ]
+        ),
     ]
 }

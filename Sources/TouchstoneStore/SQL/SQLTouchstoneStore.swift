@@ -479,6 +479,30 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         ).run()
     }
 
+    public func recordFailedPasskeyAssertion(id: String, threshold: Int64, at: Date) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE passkeys SET failed_attempts = failed_attempts + 1,
+                    locked_at = CASE WHEN failed_attempts + 1 >= \(bind: threshold) THEN \(bind: at.millis) ELSE locked_at END
+                WHERE id = \(bind: id) AND locked_at IS NULL
+                RETURNING locked_at
+                """
+            ).first()?.decode(column: "locked_at", as: Int64?.self) != nil
+        }
+    }
+
+    public func unlockPasskey(id: String, userId: String) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE passkeys SET locked_at = NULL, failed_attempts = 0
+                WHERE id = \(bind: id) AND user_id = \(bind: userId) AND locked_at IS NOT NULL RETURNING id
+                """
+            ).first() != nil
+        }
+    }
+
     public func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws
         -> WebAuthnChallengeRecord?
     {
@@ -512,6 +536,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             ).first() != nil
             guard consumed else { return false }
             try await Self.recordPasskeyUse(id: passkeyId, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
+            try await db.raw("UPDATE passkeys SET failed_attempts = 0 WHERE id = \(bind: passkeyId)").run()
             try await Self.insert(session, into: db)
             return true
         }
@@ -748,6 +773,8 @@ extension PasskeyRecord {
             createdAt: try row.date("created_at"),
             lastUsedAt: try row.optionalDate("last_used_at")
         )
+        self.failedAttempts = try row.decode(column: "failed_attempts", as: Int64.self)
+        self.lockedAt = try row.optionalDate("locked_at")
     }
 }
 
