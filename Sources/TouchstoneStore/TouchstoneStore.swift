@@ -51,7 +51,6 @@ public protocol TouchstoneStore: Sendable {
     /// Changes a registration's status if it currently has one of `from`; returns whether it changed.
     func updateRegistrationStatus(id: String, from: Set<RegistrationStatus>, to: RegistrationStatus, at: Date)
         async throws -> Bool
-    func markRegistrationUsed(id: String, at: Date) async throws
     /// Counts a failed signature of an active registration and locks it when the count reaches `threshold`, in one
     /// atomic step. Returns whether the registration is locked now. (A success resets the count: see
     /// ``completeSignIn(challenge:registrationId:session:at:)``.)

@@ -165,6 +165,29 @@ struct AppAttestEndpointTests {
         }
     }
 
+    @Test func anExpiredChallengeOrAnUnreadableKeyIdIsRefused() async throws {
+        let device = try TestAppAttestDevice(appId: Self.appId)
+        let clock = ManualClock()
+        try await TestServer.run(configuration: Self.configuration(device: device), clock: clock) { client in
+            let key = P256.Signing.PrivateKey()
+            let keyId = Data(TestAppAttestDevice.keyId(of: key)).base64EncodedString()
+            let challenge = try await Self.challenge(client)
+            let attestation = Data(try device.attest(key, clientDataHash: Array(SHA256.hash(data: Array(challenge.utf8))))).base64EncodedString()
+            let unreadable = try await client.request(
+                .post, "/v1/app-attest/keys", json: ["keyId": "not base64!", "attestation": attestation, "challenge": challenge])
+            #expect(unreadable.status == .badRequest)
+            #expect(unreadable.errorCode == "invalid_request")
+
+            let late = try await Self.challenge(client)
+            let lateAttestation = Data(try device.attest(key, clientDataHash: Array(SHA256.hash(data: Array(late.utf8))))).base64EncodedString()
+            clock.advance(by: 121)  // past the default challenge TTL of 120 s
+            let expired = try await client.request(
+                .post, "/v1/app-attest/keys", json: ["keyId": keyId, "attestation": lateAttestation, "challenge": late])
+            #expect(expired.status == .unauthorized)
+            #expect(expired.errorCode == "challenge_expired")
+        }
+    }
+
     @Test func withoutAppIdsAppAttestIsDisabled() async throws {
         try await TestServer.run { client in
             let response = try await client.request(.post, "/v1/app-attest/challenges")

@@ -99,7 +99,6 @@ struct FailingStore: TouchstoneStore {
     func updateRegistrationStatus(id: String, from: Set<RegistrationStatus>, to: RegistrationStatus, at: Date) async throws
         -> Bool
     { throw self.error }
-    func markRegistrationUsed(id: String, at: Date) async throws { throw self.error }
     func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool { throw self.error }
     func unlockRegistration(id: String, at: Date) async throws -> Bool { throw self.error }
     func insertChallenge(_ challenge: ChallengeRecord) async throws { throw self.error }

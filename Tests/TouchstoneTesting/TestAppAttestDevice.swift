@@ -71,8 +71,13 @@ public struct TestAppAttestDevice: Sendable {
 
     /// `generateAssertion(keyId, clientDataHash: SHA256(clientData))`.
     public func assert(_ key: P256.Signing.PrivateKey, clientData: [UInt8], counter: UInt32, appId: String? = nil) throws -> [UInt8] {
+        try self.assert(key, clientDataHash: Array(SHA256.hash(data: clientData)), counter: counter, appId: appId)
+    }
+
+    /// `generateAssertion(keyId, clientDataHash:)`.
+    public func assert(_ key: P256.Signing.PrivateKey, clientDataHash: [UInt8], counter: UInt32, appId: String? = nil) throws -> [UInt8] {
         let authData = self.authenticatorData(counter: counter, appId: appId)
-        let nonce = Array(SHA256.hash(data: authData + Array(SHA256.hash(data: clientData))))
+        let nonce = Array(SHA256.hash(data: authData + clientDataHash))
         let signature = try key.signature(for: nonce)
         return CBOREncoder.encode(
             .map([.text("signature"): .bytes(Array(signature.derRepresentation)), .text("authenticatorData"): .bytes(authData)]))
@@ -111,12 +116,6 @@ public actor TestAppAttestProvider: AppAttestProvider {
         guard var entry = self.keys[keyId] else { throw BiometricLoginError(.internalFailure, "unknown App Attest key") }
         entry.counter += 1
         self.keys[keyId] = entry
-        // The device signs SHA-256(authenticatorData ‖ clientDataHash); ``TestAppAttestDevice/assert`` takes client data,
-        // so the hash is signed through the lower-level path here.
-        let authData = self.device.authenticatorData(counter: entry.counter)
-        let nonce = Array(SHA256.hash(data: authData + clientDataHash))
-        let signature = try entry.key.signature(for: nonce)
-        return CBOREncoder.encode(
-            .map([.text("signature"): .bytes(Array(signature.derRepresentation)), .text("authenticatorData"): .bytes(authData)]))
+        return try self.device.assert(entry.key, clientDataHash: clientDataHash, counter: entry.counter)
     }
 }

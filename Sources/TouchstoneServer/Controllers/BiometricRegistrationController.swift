@@ -154,8 +154,13 @@ extension ChallengeResponse {
 
 /// Decodes a signature sent as base64url or standard base64, or answers 400 `invalid_request`.
 func decodeSignature(_ text: String) throws -> [UInt8] {
-    guard let bytes = Base64.decode(text, maxDecodedLength: 2048), !bytes.isEmpty else {
-        throw APIError.invalidRequest("field 'signature' is not base64 or base64url")
+    try decodeBase64Field(text, field: "signature", maxLength: 2048)
+}
+
+/// Decodes a non-empty request field sent as base64url or standard base64, or answers 400 `invalid_request` naming it.
+func decodeBase64Field(_ text: String, field: String, maxLength: Int) throws -> [UInt8] {
+    guard let bytes = Base64.decode(text, maxDecodedLength: maxLength), !bytes.isEmpty else {
+        throw APIError.invalidRequest("field '\(field)' is not base64 or base64url")
     }
     return bytes
 }

@@ -51,8 +51,8 @@ struct AppAttestService: Sendable {
         try self.requireEnabled()
         let now = self.now()
         try await self.consume(challenge, at: now)
-        let keyId = try Self.decode(encodedKeyId, field: "keyId", maxLength: 64)
-        let attestation = try Self.decode(encodedAttestation, field: "attestation", maxLength: 32 * 1024)
+        let keyId = try decodeBase64Field(encodedKeyId, field: "keyId", maxLength: 64)
+        let attestation = try decodeBase64Field(encodedAttestation, field: "attestation", maxLength: 32 * 1024)
         let attested: AppAttestVerifier.AttestedKey
         do {
             attested = try await self.verifier.verifyAttestation(
@@ -88,8 +88,8 @@ struct AppAttestService: Sendable {
         try self.requireEnabled()
         let now = self.now()
         try await self.consume(challenge, at: now)
-        let keyId = Base64.urlEncode(try Self.decode(encodedKeyId, field: "appAttest.keyId", maxLength: 64))
-        let assertion = try Self.decode(encodedAssertion, field: "appAttest.assertion", maxLength: 8 * 1024)
+        let keyId = Base64.urlEncode(try decodeBase64Field(encodedKeyId, field: "appAttest.keyId", maxLength: 64))
+        let assertion = try decodeBase64Field(encodedAssertion, field: "appAttest.assertion", maxLength: 8 * 1024)
         guard let key = try await self.store.appAttestKey(keyId: keyId) else {
             throw APIError.invalidAppAttest("no attested key with this key id; attest the key first")
         }
@@ -116,12 +116,5 @@ struct AppAttestService: Sendable {
             throw APIError.challengeNotFound
         }
         guard now < record.expiresAt else { throw APIError.challengeExpired }
-    }
-
-    private static func decode(_ text: String, field: String, maxLength: Int) throws -> [UInt8] {
-        guard let bytes = Base64.decode(text, maxDecodedLength: maxLength), !bytes.isEmpty else {
-            throw APIError.invalidRequest("field '\(field)' is not base64 or base64url")
-        }
-        return bytes
     }
 }

@@ -298,12 +298,6 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
-    public func markRegistrationUsed(id: String, at: Date) async throws {
-        try await self.executor.withDatabase { db in
-            try await db.raw("UPDATE registrations SET last_used_at = \(bind: at.millis) WHERE id = \(bind: id)").run()
-        }
-    }
-
     // MARK: Challenges
 
     public func insertChallenge(_ challenge: ChallengeRecord) async throws {
