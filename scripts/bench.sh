@@ -38,7 +38,7 @@ bin=.build/release/touchstone
 start_server() {
   local port=$1 database=$2
   shift 2
-  env TOUCHSTONE_BCRYPT_COST=4 TOUCHSTONE_LOG_LEVEL=warning "$@" \
+  env TOUCHSTONE_BCRYPT_COST=4 TOUCHSTONE_LOG_LEVEL=warning TOUCHSTONE_RATE_LIMITS=off "$@" \
     "$bin" serve --host 127.0.0.1 --port "$port" --database "$database" >"$work/server-$port.log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")

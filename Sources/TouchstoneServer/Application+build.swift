@@ -47,11 +47,14 @@ public func buildApplication(
         try? await store.shutdown()
         throw error
     }
+    let policy = PolicyProvider(defaults: RuntimePolicy(configuration: configuration))
+    await policy.reload(from: store, logger: logger)
     let router = buildRouter(
         configuration: configuration,
         dependencies: dependencies,
         store: store,
         relyingParty: relyingParty,
+        policy: policy,
         logger: logger
     )
     var app = Application(
@@ -61,6 +64,7 @@ public func buildApplication(
     )
     app.addServices(
         PurgeService(store: store, interval: configuration.purgeInterval, now: dependencies.now, logger: logger),
+        PolicyRefreshService(policy: policy, store: store, interval: configuration.policyRefreshInterval, logger: logger),
         StoreService(store: store)
     )
     return app
@@ -86,66 +90,92 @@ func buildRouter(
     dependencies: TouchstoneDependencies,
     store: any TouchstoneStore,
     relyingParty: RelyingParty,
+    policy: PolicyProvider,
     logger: Logger
 ) -> Router<TouchstoneRequestContext> {
     let secrets = Secrets(randomBytes: dependencies.randomBytes)
-    let sessions = SessionManager(
-        store: store,
-        secrets: secrets,
-        now: dependencies.now,
-        lifetime: configuration.sessionLifetime.timeInterval,
-        idleTimeout: configuration.sessionIdleTimeout.timeInterval
-    )
+    let now = dependencies.now
+    let sessions = SessionManager(store: store, secrets: secrets, now: now, policy: policy)
+    let audit = AuditLog(store: store, secrets: secrets, now: now, logger: logger)
+    let limiter = RateLimiter(settings: configuration.rateLimits, store: store, buckets: AddressBuckets(), audit: audit, now: now)
+    let hasher = PasswordHasher(cost: configuration.bcryptCost)
+    let reauthenticationWindow = configuration.reauthenticationWindow.timeInterval
     let biometrics = BiometricService(
         store: store,
         sessions: sessions,
         secrets: secrets,
         keys: DevicePublicKeyCache(capacity: configuration.keyCacheSize),
-        now: dependencies.now,
-        configuration: configuration
+        now: now,
+        configuration: configuration,
+        policy: policy,
+        audit: audit
+    )
+    let pins = PinService(
+        store: store,
+        sessions: sessions,
+        hasher: hasher,
+        policy: policy,
+        audit: audit,
+        now: now,
+        reauthenticationWindow: reauthenticationWindow
     )
     let authenticator = SessionAuthenticator(sessions: sessions)
 
     let router = Router(context: TouchstoneRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: BodyLimitMiddleware(limit: configuration.maxRequestBodySize))
+    router.add(middleware: ClientInfoMiddleware(trustedProxies: configuration.rateLimits.trustedProxies))
     router.add(middleware: LogRequestsMiddleware(.debug))
 
-    SystemController(configuration: configuration, store: store).addRoutes(to: router)
+    SystemController(configuration: configuration, store: store, policy: policy).addRoutes(to: router)
     WebController().addRoutes(to: router)
     AccountController(
         store: store,
         sessions: sessions,
-        hasher: PasswordHasher(cost: configuration.bcryptCost),
+        hasher: hasher,
         secrets: secrets,
-        now: dependencies.now
+        now: now,
+        limiter: limiter,
+        audit: audit
     ).addRoutes(to: router, authenticator: authenticator)
     let appAttest = AppAttestService(
         store: store,
         secrets: secrets,
-        now: dependencies.now,
+        now: now,
         settings: configuration.appAttest,
         challengeTTL: configuration.challengeTTL.timeInterval
     )
-    BiometricRegistrationController(service: biometrics, appAttest: appAttest, requireAppAttest: configuration.appAttest.required, store: store)
-        .addRoutes(to: router, authenticator: authenticator)
-    BiometricAuthenticationController(service: biometrics).addRoutes(to: router)
-    AppAttestController(service: appAttest).addRoutes(to: router)
+    BiometricRegistrationController(
+        service: biometrics,
+        appAttest: appAttest,
+        requireAppAttest: configuration.appAttest.required,
+        store: store,
+        pins: pins,
+        limiter: limiter,
+        audit: audit
+    ).addRoutes(to: router, authenticator: authenticator)
+    BiometricAuthenticationController(service: biometrics, limiter: limiter, audit: audit).addRoutes(to: router)
+    PinController(pins: pins, limiter: limiter).addRoutes(to: router)
+    AppAttestController(service: appAttest, limiter: limiter).addRoutes(to: router)
     PasskeyController(
         service: PasskeyService(
             store: store,
             sessions: sessions,
             secrets: secrets,
-            now: dependencies.now,
+            now: now,
             relyingParty: relyingParty,
             keys: ParsedValueCache(capacity: configuration.keyCacheSize),
             settings: configuration.passkeys,
-            reauthenticationWindow: configuration.reauthenticationWindow.timeInterval,
-            lockoutThreshold: configuration.lockoutThreshold,
+            reauthenticationWindow: reauthenticationWindow,
+            policy: policy,
+            audit: audit,
             logger: logger
         ),
-        store: store
+        store: store,
+        limiter: limiter,
+        audit: audit
     ).addRoutes(to: router, authenticator: authenticator)
+    AdminController(store: store, policy: policy, audit: audit, now: now).addRoutes(to: router)
     return router
 }
 

@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
 public import NIOCore
+import TouchstoneStore
 import Foundation
 
 /// The request context: Hummingbird's core storage plus the authenticated session, once a middleware has set it.
@@ -10,11 +11,20 @@ public struct TouchstoneRequestContext: RequestContext {
     public var identity: AuthenticatedSession?
     /// Largest request body accepted; larger bodies get 413 `payload_too_large`.
     public var maxUploadSize: Int
+    /// The TCP peer (nil for in-process test clients).
+    public let remoteAddress: SocketAddress?
+    /// Who is calling, as far as the server can tell: set by the client-info middleware.
+    public var client: ClientInfo
+    /// The admin key of the caller, on admin routes.
+    var adminKey: AdminKeyRecord?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.identity = nil
         self.maxUploadSize = 64 * 1024
+        self.remoteAddress = source.channel.remoteAddress
+        self.client = ClientInfo(address: source.channel.remoteAddress?.ipAddress, userAgent: nil)
+        self.adminKey = nil
     }
 
     /// The authenticated session, or 401 `unauthenticated`.

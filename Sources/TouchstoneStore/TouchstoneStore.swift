@@ -131,6 +131,55 @@ public protocol TouchstoneStore: Sendable {
     /// longer `previous` (another assertion got there first: the caller's is a replay or a race).
     func advanceAppAttestCounter(keyId: String, from previous: Int64, to counter: Int64, at: Date) async throws -> Bool
 
+    // MARK: App PINs
+
+    /// Sets (or replaces) the app PIN of `userId`'s active registration, clearing its failure count; returns whether
+    /// such a registration exists.
+    func setPin(registrationId: String, userId: String, pinHash: String, at: Date) async throws -> Bool
+    /// Removes the app PIN of one of `userId`'s registrations; returns whether it had one.
+    func removePin(registrationId: String, userId: String) async throws -> Bool
+    /// Counts a PIN attempt before it is checked, atomically, so that at most `maxAttempts` wrong PINs are ever
+    /// checked however many requests race.
+    func beginPinAttempt(registrationId: String, maxAttempts: Int64) async throws -> PinAttempt
+    /// After a wrong PIN: disables the PIN when its count reached `maxAttempts`; returns whether it is disabled now.
+    func recordWrongPin(registrationId: String, maxAttempts: Int64, at: Date) async throws -> Bool
+    /// After a right PIN: clears the count, records the registration's use and stores `session`, atomically.
+    /// `false` when the PIN was disabled or removed in the meantime (nothing is written).
+    func completePinSignIn(registrationId: String, session: SessionRecord, at: Date) async throws -> Bool
+    /// A password sign-in re-enables the disabled PINs of the user's registrations; returns their ids.
+    func reenablePins(userId: String) async throws -> [String]
+
+    // MARK: Audit trail
+
+    func insertAuditEvent(_ event: AuditEventRecord) async throws
+    func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord]
+
+    // MARK: Abuse protection
+
+    /// Takes one token from the bucket `key` (capacity `capacity`, one token back every `interval`), shared by every
+    /// instance using this database. Returns `nil` when allowed, or how long until a token is available.
+    func takeRateLimitToken(key: String, capacity: Int64, interval: TimeInterval, at: Date) async throws -> TimeInterval?
+    /// Counts a failed password sign-in for `key`; a count whose last failure is older than `window` starts again.
+    func recordLoginFailure(key: String, window: TimeInterval, at: Date) async throws -> LoginFailures
+    func loginFailures(key: String) async throws -> LoginFailures?
+    func clearLoginFailures(key: String) async throws
+
+    // MARK: Administration
+
+    func insertAdminKey(_ key: AdminKeyRecord) async throws
+    /// The unrevoked admin key with this hash.
+    func adminKey(keyHash: String) async throws -> AdminKeyRecord?
+    func adminKeys() async throws -> [AdminKeyRecord]
+    @discardableResult
+    func revokeAdminKey(id: String, at: Date) async throws -> Bool
+    /// Users, newest first, optionally only those whose email contains `emailContaining`, after the user `afterId`.
+    func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord]
+    /// Revokes every live session of a user ("sign out everywhere"); returns how many.
+    func revokeSessions(userId: String, at: Date) async throws -> Int
+    /// A stored setting (the runtime policy is one, as JSON).
+    func setting(name: String) async throws -> String?
+    func saveSetting(name: String, value: String, at: Date) async throws
+
     // MARK: Housekeeping
 
     /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations none of whose challenges

@@ -35,6 +35,8 @@ final class ServerProcess: @unchecked Sendable {
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database] + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["TOUCHSTONE_BCRYPT_COST"] = "4"
+        // Load tests hammer one address and a few accounts; tests that want the limits turn them on.
+        env["TOUCHSTONE_RATE_LIMITS"] = "off"
         env.merge(environment) { $1 }
         process.environment = env
         let output = Pipe()

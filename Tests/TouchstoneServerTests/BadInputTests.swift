@@ -147,4 +147,26 @@ struct FailingStore: TouchstoneStore {
     func consumeWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose, at: Date) async throws
         -> WebAuthnChallengeRecord?
     { throw self.error }
+    func setPin(registrationId: String, userId: String, pinHash: String, at: Date) async throws -> Bool { throw self.error }
+    func removePin(registrationId: String, userId: String) async throws -> Bool { throw self.error }
+    func beginPinAttempt(registrationId: String, maxAttempts: Int64) async throws -> PinAttempt { throw self.error }
+    func recordWrongPin(registrationId: String, maxAttempts: Int64, at: Date) async throws -> Bool { throw self.error }
+    func completePinSignIn(registrationId: String, session: SessionRecord, at: Date) async throws -> Bool { throw self.error }
+    func reenablePins(userId: String) async throws -> [String] { throw self.error }
+    func insertAuditEvent(_ event: AuditEventRecord) async throws { throw self.error }
+    func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord] { throw self.error }
+    func takeRateLimitToken(key: String, capacity: Int64, interval: TimeInterval, at: Date) async throws -> TimeInterval? {
+        throw self.error
+    }
+    func recordLoginFailure(key: String, window: TimeInterval, at: Date) async throws -> LoginFailures { throw self.error }
+    func loginFailures(key: String) async throws -> LoginFailures? { throw self.error }
+    func clearLoginFailures(key: String) async throws { throw self.error }
+    func insertAdminKey(_ key: AdminKeyRecord) async throws { throw self.error }
+    func adminKey(keyHash: String) async throws -> AdminKeyRecord? { throw self.error }
+    func adminKeys() async throws -> [AdminKeyRecord] { throw self.error }
+    func revokeAdminKey(id: String, at: Date) async throws -> Bool { throw self.error }
+    func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord] { throw self.error }
+    func revokeSessions(userId: String, at: Date) async throws -> Int { throw self.error }
+    func setting(name: String) async throws -> String? { throw self.error }
+    func saveSetting(name: String, value: String, at: Date) async throws { throw self.error }
 }

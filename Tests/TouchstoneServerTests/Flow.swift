@@ -96,3 +96,20 @@ struct Flow {
         return try await self.finishLogin(registrationId, challenge: challenge, signature: device.signed(challenge))
     }
 }
+
+extension Flow {
+    func setPin(_ token: String, _ registrationId: String, _ pin: String) async throws -> JSONTestResponse {
+        try await self.client.request(.put, "/v1/biometrics/registrations/\(registrationId)/pin", token: token, json: ["pin": pin])
+    }
+
+    func pinLogin(_ registrationId: String, _ pin: String) async throws -> JSONTestResponse {
+        try await self.client.request(.post, "/v1/pin/authentications", json: ["registrationId": registrationId, "pin": pin])
+    }
+
+    /// The caller's audit events, newest first (one page).
+    func events(_ token: String, query: String = "") async throws -> [[String: Any]] {
+        let response = try await self.client.request(.get, "/v1/session/events\(query)", token: token)
+        try #require(response.status == .ok, "events failed: \(String(decoding: response.body, as: UTF8.self))")
+        return try #require(response.json["events"] as? [[String: Any]])
+    }
+}

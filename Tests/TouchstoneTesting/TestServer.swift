@@ -14,6 +14,8 @@ public enum TestServer {
         configuration.database = .sqliteFile(path: temporaryDatabasePath())
         configuration.bcryptCost = 4
         configuration.logLevel = .warning
+        // Off in tests unless a test turns them on.
+        configuration.rateLimits.enabled = false
         customize(&configuration)
         return configuration
     }

@@ -184,17 +184,86 @@ public actor BiometricLogin {
         try await self.forgetLocalEnrollment(enrollment)
     }
 
+    // MARK: App PIN
+
+    /// What a PIN closure is told when ``login(reason:sessionDurationMinutes:pinFallback:)`` falls back to the PIN.
+    public struct PinRequest: Sendable, Hashable {
+        /// Why: `.userFallback` (the user chose the fallback button) or `.lockedOut` (the OS locked biometrics).
+        public var trigger: BiometricLoginError.Code
+        /// 1 for the first PIN asked, 2 after a wrong one...
+        public var attempt: Int
+        /// The previous attempt's error (`.pinIncorrect`), to show "wrong PIN".
+        public var previousError: BiometricLoginError?
+    }
+
+    /// Asks the user for the app PIN; `nil` when they cancel.
+    public typealias PinProvider = @Sendable (PinRequest) async -> String?
+
+    /// Sets (or changes) the app PIN of this device's registration: 4 to 8 digits, a fallback for when biometrics fail
+    /// or are locked out. Needs a session from a recent password sign-in.
+    @discardableResult
+    public func setPin(_ pin: String, session: TouchstoneSession) async throws -> BiometricRegistration {
+        guard var enrollment = try await self.stateStore.loadEnrollment(), enrollment.userId == session.user.id else {
+            throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled for this account on this device")
+        }
+        let registration = try await self.client.setPin(token: session.session.token, registrationId: enrollment.registrationId, pin: pin)
+        enrollment.pinSet = true
+        try await self.stateStore.saveEnrollment(enrollment)
+        return registration
+    }
+
+    /// Removes the app PIN of this device's registration.
+    public func removePin(session: TouchstoneSession) async throws {
+        guard var enrollment = try await self.stateStore.loadEnrollment(), enrollment.userId == session.user.id else { return }
+        do {
+            try await self.client.removePin(token: session.session.token, registrationId: enrollment.registrationId)
+        } catch let error as BiometricLoginError where error.code == .pinNotSet {
+            // Already gone.
+        }
+        enrollment.pinSet = false
+        try await self.stateStore.saveEnrollment(enrollment)
+    }
+
+    /// Signs in with the app PIN directly (no biometric prompt).
+    ///
+    /// - Throws: `.pinIncorrect`, `.pinDisabled` (after too many wrong PINs; a password sign-in re-enables it),
+    ///   `.pinNotSet`, `.notEnabled`, `.registrationRevoked`, `.server`, `.transport`.
+    public func loginWithPin(_ pin: String, sessionDurationMinutes: Int? = nil) async throws -> TouchstoneSession {
+        guard let enrollment = try await self.stateStore.loadEnrollment() else {
+            throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
+        }
+        do {
+            return try await self.client.pinAuthentication(
+                registrationId: enrollment.registrationId,
+                pin: pin,
+                sessionDurationMinutes: sessionDurationMinutes
+            )
+        } catch let error as BiometricLoginError {
+            throw try await self.handleLoginError(error, enrollment: enrollment)
+        }
+    }
+
     // MARK: Login
 
     /// Signs in with the device key: checks a key exists, asks the server for a challenge, shows the biometric prompt,
     /// signs, and returns the new session.
     ///
+    /// With `pinFallback`, and an app PIN set on this device (``setPin(_:session:)``), a prompt the user leaves with the
+    /// fallback button, or biometrics the OS has locked out, lead to the PIN instead: `pinFallback` is asked for it
+    /// (again after a wrong PIN) until it returns `nil`, the PIN is accepted, or the server disables it.
+    ///
     /// - Parameters:
     ///   - reason: The text of the biometric prompt.
     ///   - sessionDurationMinutes: Asks for a shorter session than the server's default.
+    ///   - pinFallback: Asks the user for the app PIN.
     /// - Throws: ``BiometricLoginError``: `.notEnabled` when there is no enrolment or its key is gone,
-    ///   `.registrationRevoked` (local state has been deleted), prompt outcomes, `.server`, `.transport`.
-    public func login(reason: String, sessionDurationMinutes: Int? = nil) async throws -> TouchstoneSession {
+    ///   `.registrationRevoked` (local state has been deleted), `.registrationLocked`, prompt outcomes, the PIN codes,
+    ///   `.server`, `.transport`.
+    public func login(
+        reason: String,
+        sessionDurationMinutes: Int? = nil,
+        pinFallback: PinProvider? = nil
+    ) async throws -> TouchstoneSession {
         guard let enrollment = try await self.stateStore.loadEnrollment() else {
             throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
         }
@@ -206,7 +275,14 @@ public actor BiometricLogin {
         }
         do {
             let grant = try await self.client.startAuthentication(registrationId: enrollment.registrationId)
-            let verification = try await self.verifier.verifyUser(reason: reason)
+            let verification: UserVerification
+            do {
+                verification = try await self.verifier.verifyUser(reason: reason)
+            } catch let error as BiometricLoginError
+                where (error.code == .userFallback || error.code == .lockedOut) && pinFallback != nil && enrollment.pinSet == true
+            {
+                return try await self.pinLoop(enrollment, trigger: error, sessionDurationMinutes: sessionDurationMinutes, ask: pinFallback!)
+            }
             let signature: [UInt8]
             do {
                 signature = try await self.keyStoreCall {
@@ -224,13 +300,58 @@ public actor BiometricLogin {
                 signature: signature,
                 sessionDurationMinutes: sessionDurationMinutes
             )
-        } catch let error as BiometricLoginError where error.code == .registrationRevoked {
-            try await self.forgetLocalEnrollment(enrollment)
-            throw error
-        } catch let error as BiometricLoginError where error.serverCode == "registration_not_found" {
-            try await self.forgetLocalEnrollment(enrollment)
-            throw BiometricLoginError(.registrationRevoked, error.message, serverCode: error.serverCode, httpStatus: error.httpStatus)
+        } catch let error as BiometricLoginError {
+            throw try await self.handleLoginError(error, enrollment: enrollment)
         }
+    }
+
+    /// Asks for the PIN until it is accepted, the user gives up, or the server refuses for another reason.
+    private func pinLoop(
+        _ enrollment: LocalEnrollment,
+        trigger: BiometricLoginError,
+        sessionDurationMinutes: Int?,
+        ask: PinProvider
+    ) async throws -> TouchstoneSession {
+        var previous: BiometricLoginError?
+        var attempt = 1
+        while true {
+            guard let pin = await ask(PinRequest(trigger: trigger.code, attempt: attempt, previousError: previous)) else {
+                throw trigger
+            }
+            do {
+                return try await self.client.pinAuthentication(
+                    registrationId: enrollment.registrationId,
+                    pin: pin,
+                    sessionDurationMinutes: sessionDurationMinutes
+                )
+            } catch let error as BiometricLoginError where error.code == .pinIncorrect {
+                previous = error
+                attempt += 1
+            } catch let error as BiometricLoginError where error.serverCode == "invalid_request" {
+                // Not 4 to 8 digits: the server did not count it; ask again.
+                previous = error
+                attempt += 1
+            }
+        }
+    }
+
+    /// What a failed login leaves behind: a revoked or unknown registration is forgotten; a PIN the server does not
+    /// have is marked unset.
+    private func handleLoginError(_ error: BiometricLoginError, enrollment: LocalEnrollment) async throws -> BiometricLoginError {
+        if error.code == .registrationRevoked {
+            try await self.forgetLocalEnrollment(enrollment)
+            return error
+        }
+        if error.serverCode == "registration_not_found" {
+            try await self.forgetLocalEnrollment(enrollment)
+            return BiometricLoginError(.registrationRevoked, error.message, serverCode: error.serverCode, httpStatus: error.httpStatus)
+        }
+        if error.code == .pinNotSet {
+            var updated = enrollment
+            updated.pinSet = false
+            try await self.stateStore.saveEnrollment(updated)
+        }
+        return error
     }
 
     // MARK: Helpers

@@ -39,6 +39,17 @@ public struct BiometricLoginError: Error, Hashable, Sendable, CustomStringConver
         /// re-enrolled) and the OS invalidated the key. The server was told and local state has been deleted; sign
         /// in another way and enable biometric login again.
         case keyInvalidated
+        /// Too many failed signatures: the server locked this registration. Sign in with the password, then unlock
+        /// the device (or enable biometric login again).
+        case registrationLocked
+        /// The app PIN was wrong.
+        case pinIncorrect
+        /// Too many wrong PINs: the PIN works again after a password sign-in.
+        case pinDisabled
+        /// No app PIN is set for this device.
+        case pinNotSet
+        /// Too many requests or failed sign-ins; wait and try again.
+        case rateLimited
         /// The server answered with an error; see ``serverCode`` and ``httpStatus``.
         case server
         /// The server could not be reached or answered something unreadable.

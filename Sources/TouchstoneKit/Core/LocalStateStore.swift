@@ -10,6 +10,8 @@ public struct LocalEnrollment: Sendable, Hashable, Codable {
     public var algorithm: SignatureAlgorithm
     /// The account's email, for display ("Sign in as ...").
     public var email: String?
+    /// Whether an app PIN was set for this registration through this SDK (nil: never; stored by older versions).
+    public var pinSet: Bool?
 
     public init(userId: String, registrationId: String, keyTag: String, algorithm: SignatureAlgorithm, email: String?) {
         self.userId = userId

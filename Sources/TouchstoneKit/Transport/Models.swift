@@ -44,6 +44,8 @@ public struct BiometricRegistration: Sendable, Hashable, Codable {
     public var lastUsedAt: String?
     /// Whether an App Attest assertion vouched for the enrolling app (absent from older servers).
     public var appAttested: Bool?
+    /// The app PIN: `none`, `set` or `disabled` (absent from older servers).
+    public var pin: String?
 }
 
 /// A challenge to sign.

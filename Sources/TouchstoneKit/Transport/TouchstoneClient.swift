@@ -69,6 +69,51 @@ public struct TouchstoneClient: Sendable {
     /// The public key as `registrations/start` sends it (and as an App Attest proof signs it).
     public static func encodedPublicKey(_ publicKey: DeviceKeyPublicKey) -> String { Base64.urlEncode(publicKey.bytes) }
 
+    // MARK: App PIN
+
+    /// `PUT /v1/biometrics/registrations/{id}/pin`: needs a session from a recent password sign-in.
+    public func setPin(token: String, registrationId: String, pin: String) async throws -> BiometricRegistration {
+        struct Body: Decodable { var registration: BiometricRegistration }
+        let body: Body = try await self.call("PUT", "\(Self.registrationPath(registrationId))/pin", token: token, body: ["pin": pin])
+        return body.registration
+    }
+
+    /// `DELETE /v1/biometrics/registrations/{id}/pin`.
+    public func removePin(token: String, registrationId: String) async throws {
+        try await self.callWithoutResult("DELETE", "\(Self.registrationPath(registrationId))/pin", token: token)
+    }
+
+    /// `POST /v1/pin/authentications`: a session with `methods: ["pin"]`.
+    public func pinAuthentication(registrationId: String, pin: String, sessionDurationMinutes: Int? = nil) async throws
+        -> TouchstoneSession
+    {
+        struct Body: Encodable {
+            var registrationId: String
+            var pin: String
+            var sessionDurationMinutes: Int?
+        }
+        return try await self.call(
+            "POST",
+            "/v1/pin/authentications",
+            encodable: Body(registrationId: registrationId, pin: pin, sessionDurationMinutes: sessionDurationMinutes)
+        )
+    }
+
+    private static func registrationPath(_ id: String) -> String {
+        "/v1/biometrics/registrations/\(id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id)"
+    }
+
+    /// Server error codes with an SDK code of their own; the rest are `.server`.
+    static let errorCodes: [String: BiometricLoginError.Code] = [
+        "registration_revoked": .registrationRevoked,
+        "registration_locked": .registrationLocked,
+        "invalid_pin": .pinIncorrect,
+        "pin_disabled": .pinDisabled,
+        "pin_not_set": .pinNotSet,
+        "rate_limited": .rateLimited,
+        "login_throttled": .rateLimited,
+    ]
+
     // MARK: App Attest
 
     /// `POST /v1/app-attest/challenges`: a single-use challenge.
@@ -240,8 +285,7 @@ public struct TouchstoneClient: Sendable {
         }
         guard (200..<300).contains(response.status) else {
             if let decoded = try? JSONDecoder().decode(ErrorBody.self, from: response.body) {
-                let code: BiometricLoginError.Code =
-                    decoded.error.code == "registration_revoked" ? .registrationRevoked : .server
+                let code = Self.errorCodes[decoded.error.code] ?? .server
                 throw BiometricLoginError(
                     code,
                     decoded.error.message,

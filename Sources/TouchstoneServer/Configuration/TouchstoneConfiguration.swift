@@ -90,6 +90,12 @@ public struct TouchstoneConfiguration: Sendable {
     public var sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch
     /// Consecutive failed signatures after which a registration is locked.
     public var lockoutThreshold: Int = 5
+    /// Wrong PINs that disable a registration's app PIN until the next password sign-in.
+    public var pinMaxAttempts: Int = 3
+    /// Rate limits, password throttling and the proxies whose `X-Forwarded-For` is trusted.
+    public var rateLimits = RateLimitSettings()
+    /// How often each instance reloads the runtime policy an operator may have changed through another instance.
+    public var policyRefreshInterval: Duration = .seconds(10)
     /// Parsed device public keys kept in memory (0 parses the stored key on every sign-in).
     public var keyCacheSize: Int = 10_000
     /// The WebAuthn relying party for passkeys.
@@ -156,6 +162,34 @@ public struct TouchstoneConfiguration: Sendable {
         if let value = environment["TOUCHSTONE_LOCKOUT_THRESHOLD"] {
             guard let threshold = Int(value), (1...100).contains(threshold) else { throw ConfigurationError("TOUCHSTONE_LOCKOUT_THRESHOLD", value) }
             self.lockoutThreshold = threshold
+        }
+        if let value = environment["TOUCHSTONE_PIN_MAX_ATTEMPTS"] {
+            guard let attempts = Int(value), (1...10).contains(attempts) else { throw ConfigurationError("TOUCHSTONE_PIN_MAX_ATTEMPTS", value) }
+            self.pinMaxAttempts = attempts
+        }
+        if let value = environment["TOUCHSTONE_RATE_LIMITS"] {
+            switch value.lowercased() {
+            case "on", "true": self.rateLimits.enabled = true
+            case "off", "false": self.rateLimits.enabled = false
+            default: throw ConfigurationError("TOUCHSTONE_RATE_LIMITS", value)
+            }
+        }
+        if let value = environment["TOUCHSTONE_RATE_LIMIT_PER_ADDRESS"] {
+            guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_RATE_LIMIT_PER_ADDRESS", value) }
+            self.rateLimits.perAddress = limit
+        }
+        if let value = environment["TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT"] {
+            guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT", value) }
+            self.rateLimits.perAccount = limit
+        }
+        if let value = environment["TOUCHSTONE_LOGIN_FAILURE_THRESHOLD"] {
+            guard let threshold = Int(value), (1...1000).contains(threshold) else {
+                throw ConfigurationError("TOUCHSTONE_LOGIN_FAILURE_THRESHOLD", value)
+            }
+            self.rateLimits.loginFailureThreshold = threshold
+        }
+        if let list = environment["TOUCHSTONE_TRUSTED_PROXIES"] {
+            self.rateLimits.trustedProxies = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
         if let value = environment["TOUCHSTONE_KEY_CACHE_SIZE"] {
             guard let size = Int(value), (0...10_000_000).contains(size) else { throw ConfigurationError("TOUCHSTONE_KEY_CACHE_SIZE", value) }

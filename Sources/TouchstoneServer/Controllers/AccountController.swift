@@ -11,13 +11,17 @@ struct AccountController {
     let hasher: PasswordHasher
     let secrets: Secrets
     let now: @Sendable () -> Date
+    let limiter: RateLimiter
+    let audit: AuditLog
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
-        router.post("/v1/users", use: self.createUser)
-        router.post("/v1/sessions", use: self.signIn)
+        let limited = router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "password"))
+        limited.post("/v1/users", use: self.createUser)
+        limited.post("/v1/sessions", use: self.signIn)
         let session = router.group("/v1/session").add(middleware: authenticator)
         session.get(use: self.currentSession)
         session.delete(use: self.signOut)
+        session.get("/events", use: self.events)
     }
 
     struct CreateUserInput: Decodable {
@@ -56,6 +60,7 @@ struct AccountController {
         } catch let error as StoreError where error == .conflict {
             throw APIError.emailTaken
         }
+        try await self.audit.record(.userCreated, userId: user.id)
         let (token, session) = try await self.sessions.create(for: user, method: .password)
         return JSONResponse(.created, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
@@ -75,12 +80,27 @@ struct AccountController {
 
     @Sendable func signIn(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: SignInInput.self, context: context)
-        let user = try await Self.normalizedEmail(input.email).asyncFlatMap { try await self.store.user(email: $0) }
-        guard try await self.hasher.verify(input.password, hash: user?.passwordHash), let user else {
-            throw APIError.invalidCredentials
+        let email = Self.normalizedEmail(input.email)
+        // Limits and throttling are keyed by the email as given, whether or not such an account exists, so that they
+        // reveal nothing about which accounts exist.
+        let accountKey = email ?? input.email.lowercased()
+        let user = try await email.asyncFlatMap { try await self.store.user(email: $0) }
+        return try await self.audit.failures(.passwordLogin, userId: user?.id) {
+            try await self.limiter.checkAccount("account:\(accountKey)", userId: user?.id)
+            try await self.limiter.checkLogin(email: accountKey)
+            guard try await self.hasher.verify(input.password, hash: user?.passwordHash), let user else {
+                try await self.limiter.loginFailed(email: accountKey)
+                throw APIError.invalidCredentials
+            }
+            try await self.limiter.loginSucceeded(email: accountKey)
+            // A password sign-in gives back the PINs that too many wrong attempts disabled.
+            for registrationId in try await self.store.reenablePins(userId: user.id) {
+                try await self.audit.record(.pinReenabled, .info, userId: user.id, registrationId: registrationId)
+            }
+            let (token, session) = try await self.sessions.create(for: user, method: .password)
+            try await self.audit.record(.passwordLogin, userId: user.id)
+            return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
         }
-        let (token, session) = try await self.sessions.create(for: user, method: .password)
-        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
 
     @Sendable func currentSession(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
@@ -92,8 +112,18 @@ struct AccountController {
     }
 
     @Sendable func signOut(request: Request, context: Context) async throws -> HTTPResponse.Status {
-        try await self.sessions.revoke(try context.requireIdentity())
+        let identity = try context.requireIdentity()
+        try await self.sessions.revoke(identity)
+        try await self.audit.record(.sessionRevoked, userId: identity.user.id, registrationId: identity.session.registrationId)
         return .noContent
+    }
+
+    /// The caller's own audit trail, newest first: `?limit=` (1-100, default 50) and `?cursor=` from the last page.
+    @Sendable func events(request: Request, context: Context) async throws -> JSONResponse<AuditEventPage> {
+        let identity = try context.requireIdentity()
+        var query = try AuditPaging.query(from: request.uri.queryParameters, maximumLimit: 100)
+        query.userId = identity.user.id
+        return JSONResponse(.ok, try await AuditPaging.page(query, store: self.store))
     }
 
     /// Trims and lowercases an address, or returns `nil` when it is not plausibly an email address.

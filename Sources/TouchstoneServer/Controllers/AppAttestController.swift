@@ -8,10 +8,12 @@ struct AppAttestController {
     typealias Context = TouchstoneRequestContext
 
     let service: AppAttestService
+    let limiter: RateLimiter
 
     func addRoutes(to router: Router<Context>) {
-        router.post("/v1/app-attest/challenges", use: self.challenge)
-        router.post("/v1/app-attest/keys", use: self.registerKey)
+        let group = router.group("/v1/app-attest").add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "app_attest"))
+        group.post("/challenges", use: self.challenge)
+        group.post("/keys", use: self.registerKey)
     }
 
     struct ChallengeBody: Encodable {

@@ -1,15 +1,20 @@
 import Foundation
 import Hummingbird
+import Crypto
 import TouchstoneCrypto
+import TouchstoneStore
 
 /// Sign-in with a device key: `POST /v1/biometrics/authentications/start|finish` (no session needed).
 struct BiometricAuthenticationController {
     typealias Context = TouchstoneRequestContext
 
     let service: BiometricService
+    let limiter: RateLimiter
+    let audit: AuditLog
 
     func addRoutes(to router: Router<Context>) {
         let group = router.group("/v1/biometrics/authentications")
+            .add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "biometric_login"))
         group.post("/start", use: self.start)
         group.post("/finish", use: self.finish)
     }
@@ -29,6 +34,11 @@ struct BiometricAuthenticationController {
 
     @Sendable func start(request: Request, context: Context) async throws -> JSONResponse<ChallengeResponse> {
         let input = try await request.decodeJSON(as: StartInput.self, context: context)
+        if let registrationId = input.registrationId {
+            try await self.limiter.checkAccount("registration:\(registrationId)", registrationId: registrationId)
+        } else if let publicKey = input.publicKey {
+            try await self.limiter.checkAccount("key:\(Hex.encode(SHA256.hash(data: Array(publicKey.utf8))))")
+        }
         let started = try await self.service.startAuthentication(
             registrationId: input.registrationId,
             publicKey: input.publicKey
@@ -59,12 +69,16 @@ struct BiometricAuthenticationController {
             throw APIError.invalidRequest("field 'sessionDurationMinutes' must be at least 1")
         }
         let signature = try decodeSignature(input.signature)
-        let (user, token, session) = try await self.service.finishAuthentication(
-            registrationId: input.registrationId,
-            challenge: input.challenge,
-            signature: signature,
-            sessionLifetime: input.sessionDurationMinutes.map { TimeInterval(min($0, 10_000_000)) * 60 }
-        )
+        try await self.limiter.checkAccount("registration:\(input.registrationId)", registrationId: input.registrationId)
+        let (user, token, session) = try await self.audit.failures(.biometricLogin, registrationId: input.registrationId) {
+            try await self.service.finishAuthentication(
+                registrationId: input.registrationId,
+                challenge: input.challenge,
+                signature: signature,
+                sessionLifetime: input.sessionDurationMinutes.map { TimeInterval(min($0, 10_000_000)) * 60 }
+            )
+        }
+        try await self.audit.record(.biometricLogin, userId: user.id, registrationId: input.registrationId)
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
 }

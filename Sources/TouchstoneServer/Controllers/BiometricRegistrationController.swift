@@ -11,6 +11,9 @@ struct BiometricRegistrationController {
     let appAttest: AppAttestService
     let requireAppAttest: Bool
     let store: any TouchstoneStore
+    let pins: PinService
+    let limiter: RateLimiter
+    let audit: AuditLog
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let group = router.group("/v1/biometrics/registrations").add(middleware: authenticator)
@@ -19,8 +22,11 @@ struct BiometricRegistrationController {
         group.get(use: self.list)
         group.delete("/:id", use: self.delete)
         group.post("/:id/unlock", use: self.unlock)
+        group.put("/:id/pin", use: self.setPin)
+        group.delete("/:id/pin", use: self.removePin)
         // No session: the device reporting that its key is gone usually has no way left to sign in.
-        router.post("/v1/biometrics/registrations/:id/invalidate", use: self.invalidate)
+        router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "device"))
+            .post("/v1/biometrics/registrations/:id/invalidate", use: self.invalidate)
     }
 
     struct StartInput: Decodable {
@@ -87,11 +93,9 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let input = try await request.decodeJSON(as: FinishInput.self, context: context)
         let signature = try decodeSignature(input.signature)
-        let registration = try await self.service.finishRegistration(
-            caller: caller,
-            registrationId: input.registrationId,
-            signature: signature
-        )
+        let registration = try await self.audit.failures(.registrationFinished, userId: caller.user.id, registrationId: input.registrationId) {
+            try await self.service.finishRegistration(caller: caller, registrationId: input.registrationId, signature: signature)
+        }
         return JSONResponse(.created, RegistrationBody(registration: RegistrationResource(registration)))
     }
 
@@ -113,6 +117,32 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let id = try context.parameters.require("id")
         try await self.service.deleteRegistration(caller: caller, registrationId: id)
+        return .noContent
+    }
+
+    struct PinInput: Decodable {
+        var pin: String
+
+        enum CodingKeys: CodingKey { case pin }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.pin = try container.decodeString(.pin, maxLength: 8)
+        }
+    }
+
+    /// `PUT /v1/biometrics/registrations/{id}/pin` `{"pin"}` (password within the reauthentication window).
+    @Sendable func setPin(request: Request, context: Context) async throws -> JSONResponse<RegistrationBody> {
+        let caller = try context.requireIdentity()
+        let id = try context.parameters.require("id")
+        let input = try await request.decodeJSON(as: PinInput.self, context: context)
+        let registration = try await self.pins.setPin(caller: caller, registrationId: id, pin: input.pin)
+        return JSONResponse(.ok, RegistrationBody(registration: RegistrationResource(registration)))
+    }
+
+    /// `DELETE /v1/biometrics/registrations/{id}/pin`.
+    @Sendable func removePin(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        try await self.pins.removePin(caller: try context.requireIdentity(), registrationId: try context.parameters.require("id"))
         return .noContent
     }
 }
@@ -137,6 +167,7 @@ extension BiometricRegistrationController {
     @Sendable func invalidate(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let id = try context.parameters.require("id")
         let input = try await request.decodeJSON(as: InvalidateInput.self, context: context)
+        try await self.limiter.checkAccount("registration:\(id)", registrationId: id)
         guard let reason = BiometricService.InvalidationReason(rawValue: input.reason) else {
             let names = BiometricService.InvalidationReason.allCases.map(\.rawValue).joined(separator: ", ")
             throw APIError.invalidRequest("field 'reason' must be one of \(names)")

@@ -9,12 +9,15 @@ struct PasskeyController {
 
     let service: PasskeyService
     let store: any TouchstoneStore
+    let limiter: RateLimiter
+    let audit: AuditLog
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let registrations = router.group("/v1/passkeys/registrations").add(middleware: authenticator)
         registrations.post("/options", use: self.registrationOptions)
         registrations.post("/verify", use: self.verifyRegistration)
         let authentications = router.group("/v1/passkeys/authentications")
+            .add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "passkey_login"))
         authentications.post("/options", use: self.authenticationOptions)
         authentications.post("/verify", use: self.verifyAuthentication)
         let management = router.group("/v1/passkeys").add(middleware: authenticator)
@@ -56,6 +59,9 @@ struct PasskeyController {
         if buffer.readableBytes > 0 {
             email = try JSONDecoder().decodeOrInvalid(OptionsInput.self, from: Data(buffer.readableBytesView)).email
         }
+        if let email, let normalized = AccountController.normalizedEmail(email) {
+            try await self.limiter.checkAccount("account:\(normalized)")
+        }
         return JSONResponse(.ok, try await self.service.authenticationOptions(email: email))
     }
 
@@ -67,6 +73,7 @@ struct PasskeyController {
         } catch let error as AuthenticationResponseJSON.ShapeError {
             throw APIError.invalidRequest(error.description)
         }
+        try await self.limiter.checkAccount("credential:\(body.rawId)")
         let (user, token, session) = try await self.service.verifyAuthentication(body)
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
@@ -108,9 +115,11 @@ struct PasskeyController {
 
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let caller = try context.requireIdentity()
-        guard try await self.store.deletePasskey(id: try context.parameters.require("id"), userId: caller.user.id) else {
+        let id = try context.parameters.require("id")
+        guard try await self.store.deletePasskey(id: id, userId: caller.user.id) else {
             throw APIError.passkeyNotFound
         }
+        try await self.audit.record(.passkeyRemoved, userId: caller.user.id, passkeyId: id)
         return .noContent
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import TouchstoneCrypto
 import TouchstoneStore
 
 /// `GET /health`, `GET /health/live`, `GET /health/ready`, `GET /v1/config`, `GET /openapi.json`.
@@ -9,6 +10,7 @@ struct SystemController {
 
     let configuration: TouchstoneConfiguration
     let store: any TouchstoneStore
+    let policy: PolicyProvider
 
     func addRoutes(to router: Router<Context>) {
         router.get("/health", use: self.health)
@@ -50,9 +52,9 @@ struct SystemController {
             .ok,
             Config(
                 biometrics: .init(
-                    enabled: self.configuration.biometricsEnabled,
-                    devicePolicy: self.configuration.devicePolicy.rawValue,
-                    algorithms: self.configuration.algorithms.map(\.rawValue),
+                    enabled: self.policy.current.biometricsEnabled,
+                    devicePolicy: self.policy.current.devicePolicy.rawValue,
+                    algorithms: self.policy.current.algorithms.map(\.rawValue),
                     challengeTTLSeconds: Int(self.configuration.challengeTTL.components.seconds)
                 )
             )

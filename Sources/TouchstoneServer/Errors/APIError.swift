@@ -127,3 +127,39 @@ extension APIError {
     )
     static let internalError = APIError(.internalServerError, code: "internal_error", message: "an unexpected error occurred")
 }
+
+extension APIError {
+    /// 429 with `Retry-After` in whole seconds (at least 1).
+    static func rateLimited(retryAfter: TimeInterval) -> APIError {
+        var error = APIError(.tooManyRequests, code: "rate_limited", message: "too many requests; try again later")
+        error.headers[.retryAfter] = String(max(1, Int(retryAfter.rounded(.up))))
+        return error
+    }
+
+    /// 429 with `Retry-After`: too many wrong passwords for this account.
+    static func loginThrottled(retryAfter: TimeInterval) -> APIError {
+        var error = APIError(
+            .tooManyRequests,
+            code: "login_throttled",
+            message: "too many failed sign-ins for this account; wait before trying again"
+        )
+        error.headers[.retryAfter] = String(max(1, Int(retryAfter.rounded(.up))))
+        return error
+    }
+}
+
+extension APIError {
+    static let pinNotSet = APIError(.conflict, code: "pin_not_set", message: "this registration has no app PIN")
+    static let invalidPin = APIError(.unauthorized, code: "invalid_pin", message: "the PIN is incorrect")
+    static let pinDisabled = APIError(
+        .init(code: 423, reasonPhrase: "Locked"),
+        code: "pin_disabled",
+        message: "too many wrong PINs: sign in with your password to use the PIN again"
+    )
+    static let adminKeyRequired = APIError(
+        .forbidden,
+        code: "admin_key_required",
+        message: "this endpoint needs an admin key (touchstone admin create-key)"
+    )
+    static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
+}

@@ -56,9 +56,12 @@ struct RegistrationResource: Encodable {
     var lastUsedAt: String?
     /// Whether an App Attest assertion vouched for the enrolling app.
     var appAttested: Bool
+    /// `none`, `set` or `disabled` (too many wrong PINs; a password sign-in re-enables it).
+    var pin: String
 
     init(_ record: RegistrationRecord) {
         self.appAttested = record.appAttestKeyId != nil
+        self.pin = record.pinSetAt == nil ? "none" : (record.pinDisabledAt == nil ? "set" : "disabled")
         self.id = record.id
         self.userId = record.userId
         self.deviceId = record.deviceId
@@ -69,7 +72,7 @@ struct RegistrationResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt, appAttested }
+    enum CodingKeys: CodingKey { case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt, appAttested, pin }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -82,7 +85,42 @@ struct RegistrationResource: Encodable {
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
         try container.encode(self.appAttested, forKey: .appAttested)
+        try container.encode(self.pin, forKey: .pin)
     }
+}
+
+/// `event` in responses: an audit event.
+struct AuditEventResource: Encodable {
+    var id: String
+    var occurredAt: String
+    var type: String
+    var outcome: String
+    var userId: String?
+    var registrationId: String?
+    var passkeyId: String?
+    var clientAddress: String?
+    var userAgent: String?
+    var reason: String?
+
+    init(_ event: AuditEventRecord) {
+        self.id = event.id
+        self.occurredAt = event.occurredAt.rfc3339
+        self.type = event.type
+        self.outcome = event.outcome
+        self.userId = event.userId
+        self.registrationId = event.registrationId
+        self.passkeyId = event.passkeyId
+        self.clientAddress = event.clientAddress
+        self.userAgent = event.userAgent
+        self.reason = event.reason
+    }
+}
+
+/// `{"events": [...], "nextCursor": "..."}`: a page of the audit trail, newest first.
+struct AuditEventPage: Encodable {
+    var events: [AuditEventResource]
+    /// Pass as `cursor` for the next page; absent on the last page.
+    var nextCursor: String?
 }
 
 /// `{"user","session"}`: the answer to every successful sign-in.

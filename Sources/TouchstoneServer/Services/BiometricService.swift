@@ -14,6 +14,9 @@ struct BiometricService: Sendable {
     let keys: DevicePublicKeyCache
     let now: @Sendable () -> Date
     let configuration: TouchstoneConfiguration
+    /// Whether biometrics are on, the device policy, the algorithms and the lockout threshold.
+    let policy: PolicyProvider
+    let audit: AuditLog
 
     struct StartedChallenge {
         var registrationId: String
@@ -35,11 +38,12 @@ struct BiometricService: Sendable {
         try self.requireEnabled()
         let now = self.now()
         try self.sessions.requireRecentPassword(caller, within: self.configuration.reauthenticationWindow.timeInterval)
+        let policy = self.policy.current
         guard let algorithm = SignatureAlgorithm(rawValue: algorithmName) else {
-            let names = self.configuration.algorithms.map(\.rawValue).joined(separator: ", ")
+            let names = policy.algorithms.map(\.rawValue).joined(separator: ", ")
             throw APIError.unsupportedAlgorithm("algorithm '\(algorithmName)' is not supported; use one of \(names)")
         }
-        guard self.configuration.algorithms.contains(algorithm) else {
+        guard policy.algorithms.contains(algorithm) else {
             throw APIError.unsupportedAlgorithm("algorithm \(algorithm.rawValue) is not allowed on this server")
         }
         let key: DevicePublicKey
@@ -64,7 +68,9 @@ struct BiometricService: Sendable {
             appAttestKeyId: appAttestKeyId
         )
         try await self.store.insertRegistration(registration)
-        return try await self.issueChallenge(for: registration.id, purpose: .registration, at: now)
+        let started = try await self.issueChallenge(for: registration.id, purpose: .registration, at: now)
+        try await self.audit.record(.registrationStarted, .info, userId: caller.user.id, registrationId: registration.id)
+        return started
     }
 
     /// Step 2 of enrolment: the signature over the challenge proves possession of the private key.
@@ -89,13 +95,18 @@ struct BiometricService: Sendable {
         guard try self.verify(signature, over: challenge.challenge, by: registration) else {
             throw APIError.invalidSignature
         }
-        let scope: ReplacementScope = self.configuration.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
+        let scope: ReplacementScope = self.policy.current.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
+        let replaced: [String]
         do {
-            _ = try await self.store.activateRegistration(id: registrationId, replacing: scope, at: now)
+            replaced = try await self.store.activateRegistration(id: registrationId, replacing: scope, at: now)
         } catch let error as StoreError where error == .conflict {
             throw APIError.deviceEnrolledForAnotherUser
         } catch let error as StoreError where error == .notFound {
             throw APIError.challengeNotFound
+        }
+        try await self.audit.record(.registrationFinished, userId: caller.user.id, registrationId: registrationId)
+        for id in replaced {
+            try await self.audit.record(.registrationReplaced, .info, userId: caller.user.id, registrationId: id, reason: registrationId)
         }
         guard let active = try await self.store.registration(id: registrationId) else { throw APIError.registrationNotFound }
         return active
@@ -108,7 +119,9 @@ struct BiometricService: Sendable {
         else {
             throw APIError.registrationNotFound
         }
-        _ = try await self.store.updateRegistrationStatus(id: registrationId, from: [.active, .locked], to: .revoked, at: self.now())
+        if try await self.store.updateRegistrationStatus(id: registrationId, from: [.active, .locked], to: .revoked, at: self.now()) {
+            try await self.audit.record(.registrationRevoked, userId: caller.user.id, registrationId: registrationId)
+        }
     }
 
     /// Unlocks one of the caller's locked registrations; needs a recent password sign-in.
@@ -120,6 +133,7 @@ struct BiometricService: Sendable {
             throw APIError.registrationNotFound
         }
         guard try await self.store.unlockRegistration(id: registrationId, at: self.now()) else { throw APIError.registrationNotLocked }
+        try await self.audit.record(.registrationUnlocked, userId: caller.user.id, registrationId: registrationId)
         guard let unlocked = try await self.store.registration(id: registrationId) else { throw APIError.registrationNotFound }
         return unlocked
     }
@@ -142,7 +156,14 @@ struct BiometricService: Sendable {
             throw APIError.registrationNotFound
         }
         guard registration.status == .active else { return }
-        _ = try await self.store.updateRegistrationStatus(id: registrationId, from: [.active], to: .invalidated, at: self.now())
+        if try await self.store.updateRegistrationStatus(id: registrationId, from: [.active], to: .invalidated, at: self.now()) {
+            try await self.audit.record(
+                .registrationInvalidated,
+                userId: registration.userId,
+                registrationId: registrationId,
+                reason: reason.rawValue
+            )
+        }
     }
 
     // MARK: Authentication
@@ -194,11 +215,13 @@ struct BiometricService: Sendable {
             try await self.burn(issued, at: now)
             // Counted per registration; the attempt that reaches the threshold locks it (and is still answered as what
             // it is: a wrong signature).
-            _ = try await self.store.recordFailedSignature(
+            if try await self.store.recordFailedSignature(
                 registrationId: registration.id,
-                threshold: Int64(self.configuration.lockoutThreshold),
+                threshold: Int64(self.policy.current.lockoutThreshold),
                 at: now
-            )
+            ) {
+                try await self.audit.record(.registrationLocked, .info, userId: registration.userId, registrationId: registration.id)
+            }
             throw APIError.invalidSignature
         }
         guard let user = try await self.store.user(id: registration.userId) else { throw APIError.registrationNotFound }
@@ -230,7 +253,7 @@ struct BiometricService: Sendable {
     }
 
     private func requireEnabled() throws {
-        guard self.configuration.biometricsEnabled else { throw APIError.biometricsDisabled }
+        guard self.policy.current.biometricsEnabled else { throw APIError.biometricsDisabled }
     }
 
     private func issueChallenge(for registrationId: String, purpose: ChallengePurpose, at now: Date) async throws

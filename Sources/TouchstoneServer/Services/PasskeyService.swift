@@ -15,8 +15,9 @@ struct PasskeyService: Sendable {
     let keys: ParsedValueCache<BytesKey, COSEKey>
     let settings: PasskeySettings
     let reauthenticationWindow: TimeInterval
-    /// Consecutive failed assertions after which a passkey is locked.
-    let lockoutThreshold: Int
+    /// The lockout threshold comes from the runtime policy.
+    let policy: PolicyProvider
+    let audit: AuditLog
     let logger: Logger
 
     /// The WebAuthn user handle of a user: the UTF-8 bytes of the (random) user id, so it carries no personal data.
@@ -99,6 +100,7 @@ struct PasskeyService: Sendable {
         } catch let error as StoreError where error == .conflict {
             throw APIError.passkeyAlreadyRegistered
         }
+        try await self.audit.record(.passkeyAdded, userId: caller.user.id, passkeyId: record.id)
         return record
     }
 
@@ -133,6 +135,22 @@ struct PasskeyService: Sendable {
     }
 
     func verifyAuthentication(_ response: AuthenticationResponseJSON) async throws -> (UserRecord, String, SessionRecord) {
+        do {
+            return try await self.verifyAuthenticationUnaudited(response)
+        } catch {
+            // The passkey the response names, if it is one of ours: the event then says whose and which.
+            var passkey: PasskeyRecord?
+            if let credentialId = Base64.decode(response.rawId, maxDecodedLength: 1024) {
+                passkey = try? await self.store.passkey(credentialId: Base64.urlEncode(credentialId))
+            }
+            await self.audit.recordFailure(.passkeyLogin, error: error, userId: passkey?.userId, passkeyId: passkey?.id)
+            throw error
+        }
+    }
+
+    private func verifyAuthenticationUnaudited(_ response: AuthenticationResponseJSON) async throws
+        -> (UserRecord, String, SessionRecord)
+    {
         let now = self.now()
         let (credentialId, clientDataJSON, authenticatorData, signature, userHandle) = try Self.invalidRequestOnFailure {
             () throws(WebAuthnError) in try response.decoded()
@@ -162,11 +180,13 @@ struct PasskeyService: Sendable {
             ) else {
                 throw APIError.challengeNotFound  // another attempt with the same challenge got there first
             }
+            try await self.audit.record(.passkeyLogin, userId: user.id, passkeyId: passkey.id)
             if verified.cloneWarning {
                 self.logger.warning(
                     "passkey sign counter did not increase: possible cloned authenticator",
                     metadata: ["passkey": "\(passkey.id)", "user": "\(passkey.userId)"]
                 )
+                try await self.audit.record(.cloneWarning, .info, userId: user.id, passkeyId: passkey.id)
             }
             return (user, token, session)
         } catch let error as APIError where error == .challengeNotFound {
@@ -217,7 +237,10 @@ struct PasskeyService: Sendable {
         } catch {
             if (error as? WebAuthnError)?.code == .invalidSignature {
                 // Only a wrong signature counts towards the lockout: other failures say nothing about the key.
-                _ = try await self.store.recordFailedPasskeyAssertion(id: passkey.id, threshold: Int64(self.lockoutThreshold), at: self.now())
+                let threshold = Int64(self.policy.current.lockoutThreshold)
+                if try await self.store.recordFailedPasskeyAssertion(id: passkey.id, threshold: threshold, at: self.now()) {
+                    try await self.audit.record(.passkeyLocked, .info, userId: passkey.userId, passkeyId: passkey.id)
+                }
             }
             throw APIError.invalidPasskeyAssertion(error)
         }
@@ -232,6 +255,7 @@ struct PasskeyService: Sendable {
             throw APIError.passkeyNotFound
         }
         guard try await self.store.unlockPasskey(id: passkeyId, userId: caller.user.id) else { throw APIError.passkeyNotLocked }
+        try await self.audit.record(.passkeyUnlocked, userId: caller.user.id, passkeyId: passkeyId)
         guard let unlocked = try await self.store.passkey(id: passkeyId) else { throw APIError.passkeyNotFound }
         return unlocked
     }
@@ -294,3 +318,4 @@ struct PasskeyService: Sendable {
         return bytes
     }
 }
+

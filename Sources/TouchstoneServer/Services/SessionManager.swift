@@ -14,8 +14,11 @@ struct SessionManager: Sendable {
     let store: any TouchstoneStore
     let secrets: Secrets
     let now: @Sendable () -> Date
-    let lifetime: TimeInterval
-    let idleTimeout: TimeInterval
+    /// Session lifetimes come from the runtime policy.
+    let policy: PolicyProvider
+
+    private var lifetime: TimeInterval { self.policy.current.sessionLifetime }
+    private var idleTimeout: TimeInterval { self.policy.current.sessionIdleTimeout }
 
     /// Starts a session for `user`, never longer than the configured lifetime.
     func create(
@@ -38,14 +41,15 @@ struct SessionManager: Sendable {
     ) -> (token: String, record: SessionRecord) {
         let now = self.now()
         let token = self.secrets.newToken()
-        let lifetime = min(requestedLifetime ?? self.lifetime, self.lifetime)
+        let policy = self.policy.current
+        let lifetime = min(requestedLifetime ?? policy.sessionLifetime, policy.sessionLifetime)
         let expiresAt = now.addingTimeInterval(lifetime)
         let record = SessionRecord(
             tokenHash: Secrets.hash(token: token),
             userId: user.id,
             createdAt: now,
             expiresAt: expiresAt,
-            idleExpiresAt: min(now.addingTimeInterval(self.idleTimeout), expiresAt),
+            idleExpiresAt: min(now.addingTimeInterval(policy.sessionIdleTimeout), expiresAt),
             authenticatedAt: now,
             passwordAuthenticatedAt: method == .password ? now : nil,
             methods: [method],

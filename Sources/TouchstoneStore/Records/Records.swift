@@ -24,6 +24,8 @@ public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseItera
     case password
     case biometric
     case passkey
+    /// The app PIN of a registration: a fallback, never enough for privileged operations.
+    case pin
 }
 
 /// A session. Only the SHA-256 hash of its bearer token is stored.
@@ -103,6 +105,10 @@ public struct RegistrationRecord: Sendable, Hashable {
     public var appAttestKeyId: String?
     /// Consecutive failed signatures since the last success (reset by a success or an unlock).
     public var failedAttempts: Int64 = 0
+    /// When the app PIN was set (nil: no PIN).
+    public var pinSetAt: Date?
+    /// When three wrong PINs disabled it (until the next password sign-in).
+    public var pinDisabledAt: Date?
 
     public init(
         id: String,

@@ -146,5 +146,48 @@ enum Migrations {
                 "ALTER TABLE passkeys ADD COLUMN locked_at BIGINT",
             ]
         ),
+        Migration(
+            version: 6,
+            name: "app PINs, audit events, rate limits, login throttling, admin keys, runtime policy",
+            statements: [
+                // The app PIN of a registration: a bcrypt hash, never the PIN.
+                "ALTER TABLE registrations ADD COLUMN pin_hash TEXT",
+                "ALTER TABLE registrations ADD COLUMN pin_set_at BIGINT",
+                "ALTER TABLE registrations ADD COLUMN pin_failed_attempts BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE registrations ADD COLUMN pin_disabled_at BIGINT",
+                // No foreign keys: the trail outlives the users, registrations and passkeys it names.
+                """
+                CREATE TABLE audit_events (
+                    id TEXT PRIMARY KEY,
+                    occurred_at BIGINT NOT NULL,
+                    type TEXT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    user_id TEXT,
+                    registration_id TEXT,
+                    passkey_id TEXT,
+                    client_address TEXT,
+                    user_agent TEXT,
+                    reason TEXT
+                )
+                """,
+                "CREATE INDEX audit_events_occurred_at ON audit_events (occurred_at, id)",
+                "CREATE INDEX audit_events_user_id ON audit_events (user_id, occurred_at, id)",
+                // Token buckets as GCRA: one "theoretical arrival time" per key.
+                "CREATE TABLE rate_limits (bucket TEXT PRIMARY KEY, tat BIGINT NOT NULL)",
+                "CREATE INDEX rate_limits_tat ON rate_limits (tat)",
+                "CREATE TABLE login_failures (bucket TEXT PRIMARY KEY, failures BIGINT NOT NULL, last_failure_at BIGINT NOT NULL)",
+                "CREATE INDEX login_failures_last_failure_at ON login_failures (last_failure_at)",
+                """
+                CREATE TABLE admin_keys (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    key_hash TEXT NOT NULL UNIQUE,
+                    created_at BIGINT NOT NULL,
+                    revoked_at BIGINT
+                )
+                """,
+                "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL)",
+            ]
+        ),
     ]
 }

@@ -6,7 +6,7 @@ import TouchstoneCrypto
 /// ``TouchstoneStore`` written once in SQL that SQLite and PostgreSQL both run; the ``SQLExecutor`` supplies the
 /// engine. All values are bound parameters.
 public struct SQLTouchstoneStore: TouchstoneStore {
-    private let executor: any SQLExecutor
+    let executor: any SQLExecutor
 
     public init(executor: any SQLExecutor) {
         self.executor = executor
@@ -104,7 +104,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         try await self.executor.withDatabase { db in try await Self.insert(session, into: db) }
     }
 
-    private static func insert(_ session: SessionRecord, into db: any SQLDatabase) async throws {
+    static func insert(_ session: SessionRecord, into db: any SQLDatabase) async throws {
         try await db.raw(
             """
             INSERT INTO sessions (token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at,
@@ -630,6 +630,11 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 RETURNING id
                 """
             ).all().count
+            // Full buckets and stale failure counts carry no information any more.
+            try await db.raw("DELETE FROM rate_limits WHERE tat < \(bind: cutoff.millis)").run()
+            try await db.raw(
+                "DELETE FROM login_failures WHERE last_failure_at < \(bind: cutoff.addingTimeInterval(-86_400).millis)"
+            ).run()
             return PurgeResult(challenges: challenges + webAuthnChallenges, sessions: sessions, pendingRegistrations: pending)
         }
     }
@@ -652,11 +657,11 @@ extension [UInt8] {
 }
 
 extension SQLRow {
-    fileprivate func date(_ column: String) throws -> Date {
+    func date(_ column: String) throws -> Date {
         Date(millis: try self.decode(column: column, as: Int64.self))
     }
 
-    fileprivate func optionalDate(_ column: String) throws -> Date? {
+    func optionalDate(_ column: String) throws -> Date? {
         try self.decode(column: column, as: Int64?.self).map(Date.init(millis:))
     }
 
@@ -671,7 +676,7 @@ extension SQLRow {
 }
 
 extension UserRecord {
-    fileprivate init(row: any SQLRow) throws {
+    init(row: any SQLRow) throws {
         self.init(
             id: try row.decode(column: "id", as: String.self),
             email: try row.decode(column: "email", as: String.self),
@@ -742,6 +747,8 @@ extension RegistrationRecord {
             appAttestKeyId: try row.decode(column: "app_attest_key_id", as: String?.self)
         )
         self.failedAttempts = try row.decode(column: "failed_attempts", as: Int64.self)
+        self.pinSetAt = try row.optionalDate("pin_set_at")
+        self.pinDisabledAt = try row.optionalDate("pin_disabled_at")
     }
 }
 

@@ -1,0 +1,147 @@
+import Foundation
+import Hummingbird
+import TouchstoneCrypto
+import TouchstoneStore
+
+/// The operator's API: `/v1/admin/...`, with an admin key (`touchstone admin create-key`).
+struct AdminController {
+    typealias Context = TouchstoneRequestContext
+
+    let store: any TouchstoneStore
+    let policy: PolicyProvider
+    let audit: AuditLog
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<Context>) {
+        let admin = router.group("/v1/admin").add(middleware: AdminAuthenticator(store: self.store))
+        admin.get("/users", use: self.users)
+        admin.get("/users/:id", use: self.user)
+        admin.post("/users/:id/sign-out", use: self.signOutEverywhere)
+        admin.delete("/registrations/:id", use: self.revokeRegistration)
+        admin.delete("/passkeys/:id", use: self.removePasskey)
+        admin.get("/events", use: self.events)
+        admin.get("/policy", use: self.readPolicy)
+        admin.patch("/policy", use: self.changePolicy)
+    }
+
+    /// Who did it, for the audit trail: the admin key's name.
+    private func actor(_ context: Context) -> String { "admin:\(context.adminKey?.name ?? "?")" }
+
+    struct UserPage: Encodable {
+        var users: [UserResource]
+        var nextCursor: String?
+    }
+
+    /// `GET /v1/admin/users?email=&limit=&cursor=`: newest first; `email` matches any part of the address.
+    @Sendable func users(request: Request, context: Context) async throws -> JSONResponse<UserPage> {
+        let parameters = request.uri.queryParameters
+        var limit = 50
+        if let text = parameters["limit"] {
+            guard let value = Int(text), (1...500).contains(value) else {
+                throw APIError.invalidRequest("parameter 'limit' must be between 1 and 500")
+            }
+            limit = value
+        }
+        let email = parameters["email"].map { String($0.prefix(254)).lowercased() }
+        let cursor = parameters["cursor"].map { String($0.prefix(64)) }
+        let users = try await self.store.users(emailContaining: email, afterId: cursor, limit: limit + 1)
+        let page = Array(users.prefix(limit))
+        return JSONResponse(
+            .ok,
+            UserPage(users: page.map(UserResource.init), nextCursor: users.count > limit ? page.last?.id : nil)
+        )
+    }
+
+    struct UserDetail: Encodable {
+        var user: UserResource
+        var registrations: [RegistrationResource]
+        var passkeys: [PasskeyResource]
+    }
+
+    @Sendable func user(request: Request, context: Context) async throws -> JSONResponse<UserDetail> {
+        guard let user = try await self.store.user(id: try context.parameters.require("id")) else { throw APIError.userNotFound }
+        let registrations = try await self.store.registrations(userId: user.id)
+        let passkeys = try await self.store.passkeys(userId: user.id)
+        return JSONResponse(
+            .ok,
+            UserDetail(
+                user: UserResource(user),
+                registrations: registrations.map(RegistrationResource.init),
+                passkeys: passkeys.map(PasskeyResource.init)
+            )
+        )
+    }
+
+    struct SignedOut: Encodable { var revokedSessions: Int }
+
+    /// `POST /v1/admin/users/{id}/sign-out`: revokes every session of the user.
+    @Sendable func signOutEverywhere(request: Request, context: Context) async throws -> JSONResponse<SignedOut> {
+        guard let user = try await self.store.user(id: try context.parameters.require("id")) else { throw APIError.userNotFound }
+        let count = try await self.store.revokeSessions(userId: user.id, at: self.now())
+        try await self.audit.record(.sessionsRevokedAll, userId: user.id, reason: self.actor(context))
+        return JSONResponse(.ok, SignedOut(revokedSessions: count))
+    }
+
+    /// `DELETE /v1/admin/registrations/{id}`: revokes any registration that is active or locked.
+    @Sendable func revokeRegistration(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        let id = try context.parameters.require("id")
+        guard let registration = try await self.store.registration(id: id), registration.status != .pending else {
+            throw APIError.registrationNotFound
+        }
+        if try await self.store.updateRegistrationStatus(id: id, from: [.active, .locked], to: .revoked, at: self.now()) {
+            try await self.audit.record(.registrationRevoked, userId: registration.userId, registrationId: id, reason: self.actor(context))
+        }
+        return .noContent
+    }
+
+    /// `DELETE /v1/admin/passkeys/{id}`.
+    @Sendable func removePasskey(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        let id = try context.parameters.require("id")
+        guard let passkey = try await self.store.passkey(id: id),
+            try await self.store.deletePasskey(id: id, userId: passkey.userId)
+        else {
+            throw APIError.passkeyNotFound
+        }
+        try await self.audit.record(.passkeyRemoved, userId: passkey.userId, passkeyId: id, reason: self.actor(context))
+        return .noContent
+    }
+
+    /// `GET /v1/admin/events?userId=&type=&since=&until=&limit=&cursor=`: newest first.
+    @Sendable func events(request: Request, context: Context) async throws -> JSONResponse<AuditEventPage> {
+        let parameters = request.uri.queryParameters
+        var query = try AuditPaging.query(from: parameters, maximumLimit: 1000)
+        query.userId = parameters["userId"].map { String($0.prefix(64)) }
+        return JSONResponse(.ok, try await AuditPaging.page(query, store: self.store))
+    }
+
+    @Sendable func readPolicy(request: Request, context: Context) async throws -> JSONResponse<RuntimePolicy> {
+        JSONResponse(.ok, self.policy.current)
+    }
+
+    /// Any subset of the policy's fields; the result is validated as a whole and applies to every instance.
+    struct PolicyPatch: Decodable {
+        var biometricsEnabled: Bool?
+        var devicePolicy: DevicePolicy?
+        var algorithms: [SignatureAlgorithm]?
+        var lockoutThreshold: Int?
+        var pinMaxAttempts: Int?
+        var sessionLifetimeMinutes: Int?
+        var sessionIdleMinutes: Int?
+    }
+
+    @Sendable func changePolicy(request: Request, context: Context) async throws -> JSONResponse<RuntimePolicy> {
+        let patch = try await request.decodeJSON(as: PolicyPatch.self, context: context)
+        var policy = self.policy.current
+        if let value = patch.biometricsEnabled { policy.biometricsEnabled = value }
+        if let value = patch.devicePolicy { policy.devicePolicy = value }
+        if let value = patch.algorithms { policy.algorithms = Array(Set(value)).sorted { $0.rawValue < $1.rawValue } }
+        if let value = patch.lockoutThreshold { policy.lockoutThreshold = value }
+        if let value = patch.pinMaxAttempts { policy.pinMaxAttempts = value }
+        if let value = patch.sessionLifetimeMinutes { policy.sessionLifetimeMinutes = value }
+        if let value = patch.sessionIdleMinutes { policy.sessionIdleMinutes = value }
+        if let message = policy.validationError() { throw APIError.invalidRequest(message) }
+        try await self.policy.save(policy, to: self.store, at: self.now())
+        try await self.audit.record(.policyChanged, reason: self.actor(context))
+        return JSONResponse(.ok, policy)
+    }
+}

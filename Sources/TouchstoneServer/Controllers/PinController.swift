@@ -1,0 +1,46 @@
+import Foundation
+import Hummingbird
+
+/// Sign-in with an app PIN: `POST /v1/pin/authentications` (no session needed).
+struct PinController {
+    typealias Context = TouchstoneRequestContext
+
+    let pins: PinService
+    let limiter: RateLimiter
+
+    func addRoutes(to router: Router<Context>) {
+        router.group("/v1/pin").add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "pin_login"))
+            .post("/authentications", use: self.authenticate)
+    }
+
+    struct Input: Decodable {
+        var registrationId: String
+        var pin: String
+        var sessionDurationMinutes: Int?
+
+        enum CodingKeys: CodingKey { case registrationId, pin, sessionDurationMinutes }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.registrationId = try container.decodeString(.registrationId, maxLength: 64)
+            self.pin = try container.decodeString(.pin, maxLength: 8)
+            self.sessionDurationMinutes = try container.decodeIfPresent(Int.self, forKey: .sessionDurationMinutes)
+        }
+    }
+
+    @Sendable func authenticate(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let input = try await request.decodeJSON(as: Input.self, context: context)
+        if let minutes = input.sessionDurationMinutes, minutes < 1 {
+            throw APIError.invalidRequest("field 'sessionDurationMinutes' must be at least 1")
+        }
+        try await self.limiter.checkAccount("registration:\(input.registrationId)", registrationId: input.registrationId)
+        let (user, token, session) = try await self.pins.audit.failures(.pinLogin, registrationId: input.registrationId) {
+            try await self.pins.authenticate(
+                registrationId: input.registrationId,
+                pin: input.pin,
+                sessionLifetime: input.sessionDurationMinutes.map { TimeInterval(min($0, 10_000_000)) * 60 }
+            )
+        }
+        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import TouchstoneCrypto
+import TouchstoneStore
+
+/// What the audit trail records. The raw values are the `type` of stored events (and documented in docs/api.md).
+enum AuditEventType: String, CaseIterable, Sendable {
+    case userCreated = "user.created"
+    case passwordLogin = "password_login"
+    case sessionRevoked = "session.revoked"
+    case sessionsRevokedAll = "session.revoked_all"
+    case registrationStarted = "registration.started"
+    case registrationFinished = "registration.finished"
+    case registrationReplaced = "registration.replaced"
+    case registrationRevoked = "registration.revoked"
+    case registrationLocked = "registration.locked"
+    case registrationUnlocked = "registration.unlocked"
+    case registrationInvalidated = "registration.invalidated"
+    case biometricLogin = "biometric_login"
+    case pinSet = "pin.set"
+    case pinRemoved = "pin.removed"
+    case pinLogin = "pin_login"
+    case pinDisabled = "pin.disabled"
+    case pinReenabled = "pin.reenabled"
+    case passkeyAdded = "passkey.added"
+    case passkeyRemoved = "passkey.removed"
+    case passkeyLogin = "passkey_login"
+    case passkeyLocked = "passkey.locked"
+    case passkeyUnlocked = "passkey.unlocked"
+    case cloneWarning = "passkey.clone_warning"
+    case rateLimited = "rate_limited"
+    case policyChanged = "policy.changed"
+}
+
+enum AuditOutcome: String, Sendable {
+    case success
+    case failure
+    case info
+}
+
+/// Writes audit events, stamped with the time and the client of the current request (``ClientInfo/current``).
+///
+/// An event is written before the response that reports the action, so an acknowledged action always has its event.
+/// Events never contain secrets: only identifiers, codes, addresses and user agents.
+struct AuditLog: Sendable {
+    let store: any TouchstoneStore
+    let secrets: Secrets
+    let now: @Sendable () -> Date
+    let logger: Logger
+    /// Orders the events of one instance that share a millisecond: ids start with this counter.
+    private let sequence = NIOLockedValueBox<UInt64>(0)
+
+    init(store: any TouchstoneStore, secrets: Secrets, now: @escaping @Sendable () -> Date, logger: Logger) {
+        self.store = store
+        self.secrets = secrets
+        self.now = now
+        self.logger = logger
+    }
+
+    /// An event id: a 16-digit hex sequence number (so ids of one instance sort in order) and 8 random bytes.
+    private func newEventId() -> String {
+        let number = self.sequence.withLockedValue { value -> UInt64 in
+            value += 1
+            return value
+        }
+        let digits = String(number, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + "-" + Hex.encode(self.secrets.randomBytes(8))
+    }
+
+    /// Records an event; a failure to store it fails the request (the action is not acknowledged without its event).
+    func record(
+        _ type: AuditEventType,
+        _ outcome: AuditOutcome = .success,
+        userId: String? = nil,
+        registrationId: String? = nil,
+        passkeyId: String? = nil,
+        reason: String? = nil
+    ) async throws {
+        let client = ClientInfo.current
+        try await self.store.insertAuditEvent(
+            AuditEventRecord(
+                id: self.newEventId(),
+                occurredAt: self.now(),
+                type: type.rawValue,
+                outcome: outcome.rawValue,
+                userId: userId,
+                registrationId: registrationId,
+                passkeyId: passkeyId,
+                clientAddress: client.address,
+                userAgent: client.userAgent,
+                reason: reason
+            )
+        )
+    }
+
+    /// Records a failed attempt on the way to reporting it: the attempt's own error is what the client sees, so a
+    /// failure to store this event is logged rather than thrown.
+    func recordFailure(
+        _ type: AuditEventType,
+        error: any Error,
+        userId: String? = nil,
+        registrationId: String? = nil,
+        passkeyId: String? = nil
+    ) async {
+        let reason = (error as? APIError)?.code ?? "internal_error"
+        var userId = userId
+        if userId == nil, let registrationId {
+            userId = try? await self.store.registration(id: registrationId)?.userId
+        }
+        if userId == nil, let passkeyId {
+            userId = try? await self.store.passkey(id: passkeyId)?.userId
+        }
+        do {
+            try await self.record(type, .failure, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason)
+        } catch {
+            self.logger.error("audit event \(type.rawValue) could not be stored: \(error)")
+        }
+    }
+
+    /// Runs `body`; when it throws, records `type` as a failure with the error's code, then rethrows.
+    func failures<T>(
+        _ type: AuditEventType,
+        userId: String? = nil,
+        registrationId: String? = nil,
+        passkeyId: String? = nil,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            await self.recordFailure(type, error: error, userId: userId, registrationId: registrationId, passkeyId: passkeyId)
+            throw error
+        }
+    }
+}

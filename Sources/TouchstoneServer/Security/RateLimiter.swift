@@ -1,0 +1,165 @@
+public import Foundation
+import Hummingbird
+import NIOConcurrencyHelpers
+import TouchstoneStore
+
+/// A token bucket's size: `capacity` requests at once, one more every `interval`.
+public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
+    public var capacity: Int
+    public var interval: TimeInterval
+
+    public init(capacity: Int, interval: TimeInterval) {
+        self.capacity = capacity
+        self.interval = interval
+    }
+
+    /// Parses `N/second`, `N/minute` or `N/hour` (capacity N, refilled at N per period).
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let count = Int(parts[0]), (1...1_000_000).contains(count) else { return nil }
+        let period: TimeInterval
+        switch parts[1] {
+        case "s", "second", "sec": period = 1
+        case "m", "minute", "min": period = 60
+        case "h", "hour": period = 3600
+        default: return nil
+        }
+        self.init(capacity: count, interval: period / TimeInterval(count))
+    }
+
+    public var description: String { "\(self.capacity) per \(Int((self.interval * Double(self.capacity)).rounded())) s" }
+}
+
+/// Rate limit settings (`TOUCHSTONE_RATE_LIMITS`, `..._PER_ADDRESS`, `..._PER_ACCOUNT`, `TOUCHSTONE_TRUSTED_PROXIES`).
+public struct RateLimitSettings: Sendable {
+    /// Off only for tests and benchmarks.
+    public var enabled = true
+    /// Per client address and endpoint group, kept in each instance's memory.
+    public var perAddress = RateLimit(capacity: 300, interval: 0.2)
+    /// Per account, registration or credential, kept in the database so that every instance shares it.
+    public var perAccount = RateLimit(capacity: 20, interval: 3)
+    /// Peers whose `X-Forwarded-For` is believed.
+    public var trustedProxies: Set<String> = []
+    /// Failed password sign-ins for one email before it is throttled.
+    public var loginFailureThreshold = 5
+    /// The first wait after the threshold; each further failure doubles it, up to ``loginMaximumDelay``.
+    public var loginBaseDelay: TimeInterval = 30
+    public var loginMaximumDelay: TimeInterval = 15 * 60
+    /// Failures older than this are forgotten.
+    public var loginFailureWindow: TimeInterval = 3600
+
+    public init() {}
+}
+
+/// In-memory GCRA buckets for per-address limits: cheap, and per instance (documented as such).
+final class AddressBuckets: Sendable {
+    private let state = NIOLockedValueBox<[String: Int64]>([:])
+    private let maximumKeys: Int
+
+    init(maximumKeys: Int = 100_000) {
+        self.maximumKeys = maximumKeys
+    }
+
+    /// `nil` when allowed, or the wait in seconds.
+    func take(_ key: String, limit: RateLimit, at now: Date) -> TimeInterval? {
+        let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded())
+        let step = max(1, Int64((limit.interval * 1000).rounded()))
+        let burst = Int64(limit.capacity) * step
+        return self.state.withLockedValue { buckets in
+            if buckets.count >= self.maximumKeys {
+                // Full buckets carry no information: drop them (and, if that is not enough, everything).
+                buckets = buckets.filter { $0.value > nowMillis }
+                if buckets.count >= self.maximumKeys { buckets.removeAll(keepingCapacity: true) }
+            }
+            let tat = max(buckets[key] ?? nowMillis, nowMillis) + step
+            guard tat - nowMillis <= burst else { return TimeInterval(tat - nowMillis - burst) / 1000 }
+            buckets[key] = tat
+            return nil
+        }
+    }
+}
+
+/// Applies rate limits and password throttling, answering 429 with `Retry-After`, and records each refusal.
+struct RateLimiter: Sendable {
+    let settings: RateLimitSettings
+    let store: any TouchstoneStore
+    let buckets: AddressBuckets
+    let audit: AuditLog
+    let now: @Sendable () -> Date
+
+    /// Per-address limit of an endpoint group.
+    func checkAddress(_ group: String, client: ClientInfo) async throws {
+        guard self.settings.enabled, let address = client.address else { return }
+        if let wait = self.buckets.take("\(group):\(address)", limit: self.settings.perAddress, at: self.now()) {
+            try await self.refuse(wait, scope: "address:\(group)")
+        }
+    }
+
+    /// Per-account limit (an email, a registration, a credential): shared by every instance through the database.
+    func checkAccount(_ key: String, userId: String? = nil, registrationId: String? = nil) async throws {
+        guard self.settings.enabled else { return }
+        let limit = self.settings.perAccount
+        if let wait = try await self.store.takeRateLimitToken(
+            key: key,
+            capacity: Int64(limit.capacity),
+            interval: limit.interval,
+            at: self.now()
+        ) {
+            try await self.refuse(wait, scope: "account", userId: userId, registrationId: registrationId)
+        }
+    }
+
+    private func refuse(_ wait: TimeInterval, scope: String, userId: String? = nil, registrationId: String? = nil) async throws
+        -> Never
+    {
+        let error = APIError.rateLimited(retryAfter: wait)
+        await self.audit.recordFailure(.rateLimited, error: error, userId: userId, registrationId: registrationId)
+        throw error
+    }
+
+    // MARK: Password throttling
+
+    /// Refuses a password sign-in while the email is throttled (whatever the password): 429 `login_throttled`.
+    func checkLogin(email: String) async throws {
+        guard self.settings.enabled, let failures = try await self.store.loginFailures(key: Self.loginKey(email)) else { return }
+        if let wait = self.throttle(failures, at: self.now()) {
+            throw APIError.loginThrottled(retryAfter: wait)
+        }
+    }
+
+    /// Counts a failed password sign-in.
+    func loginFailed(email: String) async throws {
+        guard self.settings.enabled else { return }
+        _ = try await self.store.recordLoginFailure(key: Self.loginKey(email), window: self.settings.loginFailureWindow, at: self.now())
+    }
+
+    func loginSucceeded(email: String) async throws {
+        guard self.settings.enabled else { return }
+        try await self.store.clearLoginFailures(key: Self.loginKey(email))
+    }
+
+    /// How long a count of failures keeps the account throttled from `now` (nil: not throttled).
+    func throttle(_ failures: LoginFailures, at now: Date) -> TimeInterval? {
+        let over = failures.failures - Int64(self.settings.loginFailureThreshold)
+        guard over >= 0 else { return nil }
+        let delay = min(self.settings.loginBaseDelay * pow(2, Double(min(over, 30))), self.settings.loginMaximumDelay)
+        let wait = failures.lastFailureAt.addingTimeInterval(delay).timeIntervalSince(now)
+        return wait > 0 ? wait : nil
+    }
+
+    private static func loginKey(_ email: String) -> String { "login:\(email)" }
+}
+
+/// Applies the per-address limit of a group of unauthenticated routes.
+struct AddressRateLimitMiddleware: RouterMiddleware {
+    typealias Context = TouchstoneRequestContext
+    let limiter: RateLimiter
+    let group: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        try await self.limiter.checkAddress(self.group, client: context.client)
+        return try await next(request, context)
+    }
+}

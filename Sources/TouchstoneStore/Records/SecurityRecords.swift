@@ -1,0 +1,126 @@
+public import Foundation
+
+/// One security-relevant event: who, what, from where, and how it ended. Never holds a secret.
+public struct AuditEventRecord: Sendable, Hashable, Codable {
+    public var id: String
+    public var occurredAt: Date
+    /// What happened, dotted: `password_login`, `registration.locked`, `pin.failed`...
+    public var type: String
+    /// `success`, `failure` or `info`.
+    public var outcome: String
+    public var userId: String?
+    public var registrationId: String?
+    public var passkeyId: String?
+    public var clientAddress: String?
+    public var userAgent: String?
+    /// The error code of a failure, or a short detail.
+    public var reason: String?
+
+    public init(
+        id: String,
+        occurredAt: Date,
+        type: String,
+        outcome: String,
+        userId: String? = nil,
+        registrationId: String? = nil,
+        passkeyId: String? = nil,
+        clientAddress: String? = nil,
+        userAgent: String? = nil,
+        reason: String? = nil
+    ) {
+        self.id = id
+        self.occurredAt = occurredAt
+        self.type = type
+        self.outcome = outcome
+        self.userId = userId
+        self.registrationId = registrationId
+        self.passkeyId = passkeyId
+        self.clientAddress = clientAddress
+        self.userAgent = userAgent
+        self.reason = reason
+    }
+}
+
+/// Which audit events to read: newest first, after an optional cursor.
+public struct AuditEventQuery: Sendable, Hashable {
+    public var userId: String?
+    public var type: String?
+    /// Only events at or after this time.
+    public var since: Date?
+    /// Only events before this time.
+    public var until: Date?
+    /// Continue after this event (the last one of the previous page).
+    public var after: AuditCursor?
+    public var limit: Int
+    /// Oldest first instead of newest first (for exports).
+    public var ascending: Bool
+
+    public init(
+        userId: String? = nil,
+        type: String? = nil,
+        since: Date? = nil,
+        until: Date? = nil,
+        after: AuditCursor? = nil,
+        limit: Int = 50,
+        ascending: Bool = false
+    ) {
+        self.userId = userId
+        self.type = type
+        self.since = since
+        self.until = until
+        self.after = after
+        self.limit = limit
+        self.ascending = ascending
+    }
+}
+
+/// A position in the audit trail: an event's time and id.
+public struct AuditCursor: Sendable, Hashable {
+    public var occurredAt: Date
+    public var id: String
+
+    public init(occurredAt: Date, id: String) {
+        self.occurredAt = occurredAt
+        self.id = id
+    }
+}
+
+/// What a PIN sign-in attempt found.
+public enum PinAttempt: Sendable, Hashable {
+    /// The attempt is counted; verify the PIN against `hash`.
+    case verify(hash: String, userId: String)
+    /// The registration does not exist or is not active.
+    case noRegistration
+    /// The registration has no PIN.
+    case noPin
+    /// Too many wrong PINs: disabled until the user signs in with the password.
+    case disabled
+}
+
+/// An operator's API key. Only its SHA-256 hash is stored.
+public struct AdminKeyRecord: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    public var keyHash: String
+    public var createdAt: Date
+    public var revokedAt: Date?
+
+    public init(id: String, name: String, keyHash: String, createdAt: Date, revokedAt: Date? = nil) {
+        self.id = id
+        self.name = name
+        self.keyHash = keyHash
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// Failed password sign-ins counted against one key (an account's email).
+public struct LoginFailures: Sendable, Hashable {
+    public var failures: Int64
+    public var lastFailureAt: Date
+
+    public init(failures: Int64, lastFailureAt: Date) {
+        self.failures = failures
+        self.lastFailureAt = lastFailureAt
+    }
+}
