@@ -65,6 +65,8 @@ struct LoadReport: Codable, Sendable {
     var latencyMs: Latency
     /// Failed ceremonies by error code (the server's code, or the SDK's).
     var errors: [String: Int]
+    /// Failed ceremonies whose answer was a 5xx status.
+    var serverErrors: Int
     var serverMemory: [ServerMemory]
 
     var table: String {
@@ -73,6 +75,7 @@ struct LoadReport: Codable, Sendable {
             "  completed     \(self.ceremonies)  (\(Self.format(self.ceremoniesPerSecond, 0)) per second)",
             "  latency ms    p50 \(Self.format(self.latencyMs.p50, 2))  p90 \(Self.format(self.latencyMs.p90, 2))  p99 \(Self.format(self.latencyMs.p99, 2))  max \(Self.format(self.latencyMs.max, 2))",
             "  errors        " + (self.errors.isEmpty ? "none" : self.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")),
+            "  5xx answers   \(self.serverErrors)",
         ]
         for memory in self.serverMemory {
             lines.append("  server \(memory.pid)  peak RSS \(Self.format(memory.peakRSSMiB, 1)) MiB while measuring, high-water mark \(Self.format(memory.highWaterMarkMiB, 1)) MiB")
@@ -115,7 +118,7 @@ struct LoadRunner: Sendable {
         let microsToMillis = { (value: UInt64) in Double(value) / 1000 }
         return LoadReport(
             kind: plan.kind,
-            algorithm: plan.kind == .biometric ? plan.algorithm.rawValue : "ES256",
+            algorithm: plan.kind == .passkey ? "ES256" : plan.algorithm.rawValue,
             servers: self.endpoints.map(\.url),
             devices: plan.devices,
             durationSeconds: plan.duration,
@@ -129,6 +132,7 @@ struct LoadRunner: Sendable {
                 mean: histogram.totalCount == 0 ? 0 : histogram.mean / 1000
             ),
             errors: results.errors,
+            serverErrors: results.serverErrors,
             serverMemory: sampler.report()
         )
     }
@@ -147,7 +151,7 @@ struct LoadRunner: Sendable {
                     try await SimulatedDevice.enrol(
                         email: "bench-\(runId)-\(index)@bench.invalid",
                         endpoint: endpoint,
-                        kind: plan.kind,
+                        kind: plan.kind == .mixed ? (index.isMultiple(of: 2) ? .biometric : .passkey) : plan.kind,
                         algorithm: plan.algorithm,
                         eventLoops: eventLoops
                     )
@@ -167,12 +171,14 @@ struct LoadRunner: Sendable {
 struct DeviceResult: Sendable {
     var completed = 0
     var errors: [String: Int] = [:]
+    var serverErrors = 0
     /// Ceremony latency in microseconds.
     var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
 
     mutating func merge(_ other: DeviceResult) {
         self.completed += other.completed
         self.errors.merge(other.errors, uniquingKeysWith: +)
+        self.serverErrors += other.serverErrors
         self.histogram.add(other.histogram)
     }
 }
@@ -214,7 +220,7 @@ final class SimulatedDevice: Sendable {
             )
             try await login.enable(session: session, deviceName: "bench device")
             return SimulatedDevice(role: .biometric(login), connection: connection)
-        case .passkey:
+        case .passkey, .mixed:
             let options = try await client.passkeyRegistrationOptions(token: session.session.token)
             let (credential, response) = try VirtualAuthenticator().respond(toCreationOptions: Array(options), origin: endpoint.origin)
             _ = try await client.verifyPasskeyRegistration(token: session.session.token, responseJSON: Data(response))
@@ -253,6 +259,8 @@ final class SimulatedDevice: Sendable {
                 _ = result.histogram.record(UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000))
             } catch {
                 if measured { result.errors[Self.code(of: error), default: 0] += 1 }
+                // Counted whether measured or not: a soak test fails on any of them.
+                if let status = (error as? BiometricLoginError)?.httpStatus, status >= 500 { result.serverErrors += 1 }
                 if case .transport = (error as? BiometricLoginError)?.code { break }  // the connection is gone
             }
         }

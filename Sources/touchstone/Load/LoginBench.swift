@@ -23,6 +23,8 @@ struct LoginBench: AsyncParsableCommand {
     enum Kind: String, ExpressibleByArgument, Codable, Sendable {
         case biometric
         case passkey
+        /// Half the devices of each (the soak test's default).
+        case mixed
     }
 
     @Option(name: .customLong("server"), help: "Server base URL (repeat for several instances), e.g. http://127.0.0.1:8080.")
