@@ -1,4 +1,5 @@
 import Crypto
+import TouchstoneCrypto
 public import Foundation
 import SwiftASN1
 public import X509
@@ -128,7 +129,7 @@ public struct AppAttestVerifier: Sendable {
         else {
             throw AppAttestError(.malformed, "the credential certificate has no readable nonce extension")
         }
-        guard certificateNonce == nonce else {
+        guard ConstantTime.equal(certificateNonce, nonce) else {
             throw AppAttestError(.nonceMismatch, "the certificate's nonce is not SHA-256(authenticatorData ‖ clientDataHash)")
         }
         // Step 5: the key id is SHA-256 of the certified public key.

@@ -1,4 +1,5 @@
 import Crypto
+import TouchstoneCrypto
 
 /// The client data and authenticator data checks shared by both ceremonies.
 extension RelyingParty {
@@ -8,9 +9,7 @@ extension RelyingParty {
             throw WebAuthnError(.wrongType, "clientDataJSON type is '\(clientData.type)', expected '\(type)'")
         }
         // Constant time: the challenge is not secret, but there is no reason to leak where it differs.
-        guard clientData.challenge.count == challenge.count,
-            zip(clientData.challenge, challenge).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0
-        else {
+        guard ConstantTime.equal(clientData.challenge, challenge) else {
             throw WebAuthnError(.challengeMismatch, "clientDataJSON challenge is not the one issued")
         }
         guard self.origins.contains(where: { Self.sameOrigin($0, clientData.origin) }) else {

@@ -1,4 +1,5 @@
 import Crypto
+import TouchstoneCrypto
 import SwiftASN1
 import X509
 
@@ -19,7 +20,7 @@ enum AppleAttestation: AttestationFormatVerifier {
         else {
             throw WebAuthnError(.invalidAttestation, "the Apple nonce extension is missing or malformed")
         }
-        guard certificateNonce == nonce else {
+        guard ConstantTime.equal(certificateNonce, nonce) else {
             throw WebAuthnError(.invalidAttestation, "the Apple nonce does not match")
         }
         // Step 5: the credential public key is the certificate's.
