@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "TouchstoneServer", targets: ["TouchstoneServer"]),
         .library(name: "TouchstoneKit", targets: ["TouchstoneKit"]),
         .executable(name: "touchstone", targets: ["touchstone"]),
+        .executable(name: "touchstone-fuzz", targets: ["touchstone-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -150,6 +151,19 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // libFuzzer targets for every parser of attacker-controlled bytes (scripts/fuzz.sh builds them with
+        // -sanitize=fuzzer,address; a normal build replays a corpus).
+        .target(name: "CFuzzDriver"),
+        .executableTarget(
+            name: "touchstone-fuzz",
+            dependencies: [
+                "TouchstoneCrypto",
+                "TouchstoneWebAuthn",
+                "CFuzzDriver",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

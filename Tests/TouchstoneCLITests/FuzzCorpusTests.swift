@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// The committed fuzzing corpus replays through every fuzz target in a normal build (scripts/fuzz.sh runs the same
+/// targets under libFuzzer and AddressSanitizer).
+struct FuzzCorpusTests {
+    static let targets = ["cbor", "authenticator-data", "attestation-object", "cose-key", "public-key", "signature", "client-data"]
+
+    static var binary: String {
+        get throws {
+            let fuzz = try ServerProcess.binary.deletingLastPathComponent().appendingPathComponent("touchstone-fuzz")
+            guard FileManager.default.isExecutableFile(atPath: fuzz.path) else { throw ProcessError("touchstone-fuzz is not built") }
+            return fuzz.path
+        }
+    }
+
+    static var corpus: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/corpus")
+    }
+
+    @Test(arguments: targets)
+    func theCorpusReplaysWithoutACrash(target: String) async throws {
+        let directory = Self.corpus.appendingPathComponent(target).path
+        let seeds = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(seeds.count >= 5, "the seed corpus of \(target) is missing")
+        let (status, output) = try await Self.run([target, directory])
+        #expect(status == 0)
+        #expect(output.contains("\(target): \(seeds.count) inputs, no crash"))
+    }
+
+    @Test func unknownTargetsAreRefused() async throws {
+        let (status, _) = try await Self.run(["nonsense", "/dev/null"])
+        #expect(status == 2)
+    }
+
+    static func run(_ arguments: [String]) async throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.binary)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }
+        }
+    }
+}
