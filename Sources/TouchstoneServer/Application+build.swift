@@ -1,4 +1,5 @@
 public import Hummingbird
+import Crypto
 import Foundation
 import TouchstoneWebAuthn
 import TouchstoneCrypto
@@ -49,12 +50,14 @@ public func buildApplication(
     }
     let policy = PolicyProvider(defaults: RuntimePolicy(configuration: configuration))
     await policy.reload(from: store, logger: logger)
+    let decoyKey = await loadDecoyKey(store: store, dependencies: dependencies, logger: logger)
     let router = buildRouter(
         configuration: configuration,
         dependencies: dependencies,
         store: store,
         relyingParty: relyingParty,
         policy: policy,
+        decoyKey: decoyKey,
         logger: logger
     )
     var app = Application(
@@ -68,6 +71,26 @@ public func buildApplication(
         StoreService(store: store)
     )
     return app
+}
+
+/// The key of the decoy credential ids, shared by every instance through the database (created by the first).
+/// Without a database (it is down at start) a random key serves this process: its decoys then differ from the other
+/// instances' until a restart, which only weakens the decoys.
+func loadDecoyKey(store: any TouchstoneStore, dependencies: TouchstoneDependencies, logger: Logger) async -> SymmetricKey {
+    let name = "decoy_credential_key"
+    do {
+        if let stored = try await store.setting(name: name), let bytes = Base64.decode(stored), bytes.count == 32 {
+            return SymmetricKey(data: bytes)
+        }
+        _ = try await store.insertSetting(name: name, value: Base64.urlEncode(dependencies.randomBytes(32)), at: dependencies.now())
+        // Another instance may have stored its own first: everyone uses the one stored.
+        if let stored = try await store.setting(name: name), let bytes = Base64.decode(stored), bytes.count == 32 {
+            return SymmetricKey(data: bytes)
+        }
+    } catch {
+        logger.warning("decoy credential key could not be loaded: \(error)")
+    }
+    return SymmetricKey(data: dependencies.randomBytes(32))
 }
 
 /// Opens the store a database location names; nothing is migrated.
@@ -91,6 +114,7 @@ func buildRouter(
     store: any TouchstoneStore,
     relyingParty: RelyingParty,
     policy: PolicyProvider,
+    decoyKey: SymmetricKey,
     logger: Logger
 ) -> Router<TouchstoneRequestContext> {
     let secrets = Secrets(randomBytes: dependencies.randomBytes)
@@ -136,7 +160,8 @@ func buildRouter(
         secrets: secrets,
         now: now,
         limiter: limiter,
-        audit: audit
+        audit: audit,
+        reauthenticationWindow: reauthenticationWindow
     ).addRoutes(to: router, authenticator: authenticator)
     let appAttest = AppAttestService(
         store: store,
@@ -169,7 +194,8 @@ func buildRouter(
             reauthenticationWindow: reauthenticationWindow,
             policy: policy,
             audit: audit,
-            logger: logger
+            logger: logger,
+            decoyKey: decoyKey
         ),
         store: store,
         limiter: limiter,

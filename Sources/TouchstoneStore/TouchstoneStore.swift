@@ -174,11 +174,15 @@ public protocol TouchstoneStore: Sendable {
     func revokeAdminKey(id: String, at: Date) async throws -> Bool
     /// Users, newest first, optionally only those whose email contains `emailContaining`, after the user `afterId`.
     func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord]
-    /// Revokes every live session of a user ("sign out everywhere"); returns how many.
-    func revokeSessions(userId: String, at: Date) async throws -> Int
+    /// Revokes every live session of a user ("sign out everywhere") except `keeping` (a token hash); returns how many.
+    func revokeSessions(userId: String, keeping: String?, at: Date) async throws -> Int
+    /// Replaces a user's password hash; returns whether the user exists.
+    func updatePassword(userId: String, passwordHash: String) async throws -> Bool
     /// A stored setting (the runtime policy is one, as JSON).
     func setting(name: String) async throws -> String?
     func saveSetting(name: String, value: String, at: Date) async throws
+    /// Stores a setting only if it has no value yet; returns whether this call stored it.
+    func insertSetting(name: String, value: String, at: Date) async throws -> Bool
 
     // MARK: Housekeeping
 

@@ -166,7 +166,9 @@ struct FailingStore: TouchstoneStore {
     func adminKeys() async throws -> [AdminKeyRecord] { throw self.error }
     func revokeAdminKey(id: String, at: Date) async throws -> Bool { throw self.error }
     func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord] { throw self.error }
-    func revokeSessions(userId: String, at: Date) async throws -> Int { throw self.error }
+    func revokeSessions(userId: String, keeping: String?, at: Date) async throws -> Int { throw self.error }
+    func updatePassword(userId: String, passwordHash: String) async throws -> Bool { throw self.error }
+    func insertSetting(name: String, value: String, at: Date) async throws -> Bool { throw self.error }
     func setting(name: String) async throws -> String? { throw self.error }
     func saveSetting(name: String, value: String, at: Date) async throws { throw self.error }
 }

@@ -83,3 +83,28 @@ struct PasskeyLockoutTests {
         }
     }
 }
+
+/// The passkey options for an email do not reveal whether it has an account or passkeys.
+struct PasskeyEnumerationTests {
+    @Test func emailsWithoutPasskeysGetAStableDecoy() async throws {
+        try await TestServer.run(configuration: PasskeyTests.configuration()) { client in
+            let flow = Flow(client: client)
+            let withoutPasskeys = try await flow.signUp()
+            let withPasskey = try await flow.signUp()
+            let (_, registered) = try await PasskeyTests.Browser(client: client).register(withPasskey.token)
+            #expect(registered.status == .created)
+            func allowed(_ email: String) async throws -> [String] {
+                let options = try await client.request(.post, "/v1/passkeys/authentications/options", json: ["email": email])
+                return (options.json["allowCredentials"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            }
+            let ghost = try await allowed("nobody@example.com")
+            let none = try await allowed(withoutPasskeys.email)
+            let real = try await allowed(withPasskey.email)
+            #expect(ghost.count == 1 && none.count == 1 && real.count == 1)
+            #expect(ghost != none)
+            #expect(try await allowed("nobody@example.com") == ghost)  // stable: asking twice reveals nothing
+            #expect(try await allowed("NOBODY@example.com ") == ghost)  // normalised like the real lookup
+            #expect(ghost.first?.count == 22)  // 16 bytes base64url, like a typical credential id
+        }
+    }
+}

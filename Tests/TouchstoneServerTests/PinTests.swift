@@ -152,3 +152,44 @@ struct PinTests {
         }
     }
 }
+
+/// Changing the password: a recent password sign-in only; other sessions end.
+struct PasswordChangeTests {
+    @Test func onlyARecentPasswordSessionChangesThePassword() async throws {
+        let clock = ManualClock()
+        try await TestServer.run(clock: clock) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)
+            _ = try await flow.setPin(account.token, id, "2468")
+            let pinToken = try #require(try await flow.pinLogin(id, "2468").value("session", "token"))
+            let biometricToken = try #require(try await flow.login(id, device).value("session", "token"))
+
+            for token in [pinToken, biometricToken] {
+                let refused = try await client.request(.put, "/v1/session/password", token: token, json: ["newPassword": "a new password"])
+                #expect(refused.status == .forbidden)
+                #expect(refused.errorCode == "reauthentication_required")
+            }
+            let short = try await client.request(.put, "/v1/session/password", token: account.token, json: ["newPassword": "short"])
+            #expect(short.errorCode == "invalid_request")
+
+            let changed = try await client.request(.put, "/v1/session/password", token: account.token, json: ["newPassword": "a new password"])
+            #expect(changed.status == .ok)
+            #expect(changed.any(["revokedSessions"]) as? Int == 2)
+            #expect(try await client.request(.get, "/v1/session", token: pinToken).status == .unauthorized)
+            #expect(try await client.request(.get, "/v1/session", token: account.token).status == .ok)
+            let old = try await client.request(.post, "/v1/sessions", json: ["email": account.email, "password": Flow.password])
+            #expect(old.errorCode == "invalid_credentials")
+            let new = try await client.request(.post, "/v1/sessions", json: ["email": account.email, "password": "a new password"])
+            #expect(new.status == .ok)
+
+            // Ten minutes later the same password session is no longer enough.
+            clock.advance(by: 11 * 60)
+            let stale = try await client.request(.put, "/v1/session/password", token: account.token, json: ["newPassword": "another one!"])
+            #expect(stale.errorCode == "reauthentication_required")
+            let events = try await flow.events(account.token)
+            #expect(events.contains { $0["type"] as? String == "password.changed" })
+        }
+    }
+}

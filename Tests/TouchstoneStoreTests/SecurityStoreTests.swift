@@ -150,13 +150,22 @@ struct SecurityStoreTests {
 
             try await store.insertSession(StoreTests.session("s1", user: "u0"))
             try await store.insertSession(StoreTests.session("s2", user: "u0"))
-            #expect(try await store.revokeSessions(userId: "u0", at: Self.t0) == 2)
-            #expect(try await store.revokeSessions(userId: "u0", at: Self.t0) == 0)
+            try await store.insertSession(StoreTests.session("s3", user: "u0"))
+            #expect(try await store.revokeSessions(userId: "u0", keeping: "s3", at: Self.t0) == 2)
+            #expect(try await store.revokeSessions(userId: "u0", keeping: nil, at: Self.t0) == 1)
+            #expect(try await store.revokeSessions(userId: "u0", keeping: nil, at: Self.t0) == 0)
+            #expect(try await store.updatePassword(userId: "u0", passwordHash: "new-hash"))
+            #expect(try await store.user(id: "u0")?.passwordHash == "new-hash")
+            #expect(try await store.updatePassword(userId: "nobody", passwordHash: "x") == false)
 
             #expect(try await store.setting(name: "policy") == nil)
             try await store.saveSetting(name: "policy", value: "{}", at: Self.t0)
             try await store.saveSetting(name: "policy", value: "{\"a\":1}", at: Self.t0)
             #expect(try await store.setting(name: "policy") == "{\"a\":1}")
+            // Insert-if-absent: the first value stays.
+            #expect(try await store.insertSetting(name: "key", value: "first", at: Self.t0))
+            #expect(try await store.insertSetting(name: "key", value: "second", at: Self.t0) == false)
+            #expect(try await store.setting(name: "key") == "first")
         }
     }
 }

@@ -13,6 +13,7 @@ struct AccountController {
     let now: @Sendable () -> Date
     let limiter: RateLimiter
     let audit: AuditLog
+    let reauthenticationWindow: TimeInterval
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let limited = router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "password"))
@@ -22,6 +23,7 @@ struct AccountController {
         session.get(use: self.currentSession)
         session.delete(use: self.signOut)
         session.get("/events", use: self.events)
+        session.put("/password", use: self.changePassword)
     }
 
     struct CreateUserInput: Decodable {
@@ -116,6 +118,37 @@ struct AccountController {
         try await self.sessions.revoke(identity)
         try await self.audit.record(.sessionRevoked, userId: identity.user.id, registrationId: identity.session.registrationId)
         return .noContent
+    }
+
+    struct ChangePasswordInput: Decodable {
+        var newPassword: String
+
+        enum CodingKeys: CodingKey { case newPassword }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.newPassword = try container.decodeString(.newPassword, maxLength: 72, allowEmpty: true)
+        }
+    }
+
+    struct PasswordChanged: Encodable { var revokedSessions: Int }
+
+    /// `PUT /v1/session/password` `{"newPassword"}`: needs a password sign-in within the reauthentication window (a
+    /// biometric, PIN or passkey session never qualifies). Every other session of the user is signed out.
+    @Sendable func changePassword(request: Request, context: Context) async throws -> JSONResponse<PasswordChanged> {
+        let identity = try context.requireIdentity()
+        try self.sessions.requireRecentPassword(identity, within: self.reauthenticationWindow)
+        let input = try await request.decodeJSON(as: ChangePasswordInput.self, context: context)
+        guard input.newPassword.count >= 8 else {
+            throw APIError.invalidRequest("field 'newPassword' must be at least 8 characters")
+        }
+        guard try await self.store.updatePassword(userId: identity.user.id, passwordHash: try await self.hasher.hash(input.newPassword))
+        else {
+            throw APIError.unauthenticated("the account no longer exists")
+        }
+        let revoked = try await self.store.revokeSessions(userId: identity.user.id, keeping: identity.session.tokenHash, at: self.now())
+        try await self.audit.record(.passwordChanged, userId: identity.user.id)
+        return JSONResponse(.ok, PasswordChanged(revokedSessions: revoked))
     }
 
     /// The caller's own audit trail, newest first: `?limit=` (1-100, default 50) and `?cursor=` from the last page.

@@ -77,7 +77,7 @@ struct AdminController {
     /// `POST /v1/admin/users/{id}/sign-out`: revokes every session of the user.
     @Sendable func signOutEverywhere(request: Request, context: Context) async throws -> JSONResponse<SignedOut> {
         guard let user = try await self.store.user(id: try context.parameters.require("id")) else { throw APIError.userNotFound }
-        let count = try await self.store.revokeSessions(userId: user.id, at: self.now())
+        let count = try await self.store.revokeSessions(userId: user.id, keeping: nil, at: self.now())
         try await self.audit.record(.sessionsRevokedAll, userId: user.id, reason: self.actor(context))
         return JSONResponse(.ok, SignedOut(revokedSessions: count))
     }

@@ -31,6 +31,7 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case cloneWarning = "passkey.clone_warning"
     case rateLimited = "rate_limited"
     case policyChanged = "policy.changed"
+    case passwordChanged = "password.changed"
 }
 
 enum AuditOutcome: String, Sendable {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import TouchstoneCrypto
@@ -19,6 +20,8 @@ struct PasskeyService: Sendable {
     let policy: PolicyProvider
     let audit: AuditLog
     let logger: Logger
+    /// Keys the decoy credential ids of emails without passkeys (see ``authenticationOptions(email:)``).
+    let decoyKey: SymmetricKey
 
     /// The WebAuthn user handle of a user: the UTF-8 bytes of the (random) user id, so it carries no personal data.
     static func userHandle(of userId: String) -> [UInt8] { Array(userId.utf8) }
@@ -110,9 +113,17 @@ struct PasskeyService: Sendable {
         let now = self.now()
         var userId: String?
         var allowed: [String] = []
-        if let email, let normalized = AccountController.normalizedEmail(email), let user = try await self.store.user(email: normalized) {
-            userId = user.id
-            allowed = try await self.store.passkeys(userId: user.id).map(\.credentialId)
+        if let email, let normalized = AccountController.normalizedEmail(email) {
+            if let user = try await self.store.user(email: normalized) {
+                userId = user.id
+                allowed = try await self.store.passkeys(userId: user.id).map(\.credentialId)
+            }
+            // An email with no passkeys (or no account) gets one stable decoy id, so the answer does not tell who
+            // has an account or passkeys. A sign-in with it fails like any unknown credential.
+            if allowed.isEmpty {
+                let mac = HMAC<SHA256>.authenticationCode(for: Array(normalized.utf8), using: self.decoyKey)
+                allowed = [Base64.urlEncode(Array(mac.prefix(16)))]
+            }
         }
         let challenge = self.secrets.newChallenge()
         try await self.store.insertWebAuthnChallenge(

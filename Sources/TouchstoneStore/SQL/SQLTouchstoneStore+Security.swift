@@ -269,15 +269,24 @@ extension SQLTouchstoneStore {
         }
     }
 
-    public func revokeSessions(userId: String, at: Date) async throws -> Int {
+    public func revokeSessions(userId: String, keeping: String?, at: Date) async throws -> Int {
         try await self.executor.withDatabase { db in
             try await db.raw(
                 """
                 UPDATE sessions SET revoked_at = \(bind: at.millis)
                 WHERE user_id = \(bind: userId) AND revoked_at IS NULL AND expires_at > \(bind: at.millis)
+                    AND token_hash <> \(bind: keeping ?? "")
                 RETURNING token_hash
                 """
             ).all().count
+        }
+    }
+
+    public func updatePassword(userId: String, passwordHash: String) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                "UPDATE users SET password_hash = \(bind: passwordHash) WHERE id = \(bind: userId) RETURNING id"
+            ).first() != nil
         }
     }
 
@@ -296,6 +305,19 @@ extension SQLTouchstoneStore {
                 ON CONFLICT (name) DO UPDATE SET value = \(bind: value), updated_at = \(bind: at.millis)
                 """
             ).run()
+        }
+    }
+}
+
+extension SQLTouchstoneStore {
+    public func insertSetting(name: String, value: String, at: Date) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                INSERT INTO settings (name, value, updated_at) VALUES (\(bind: name), \(bind: value), \(bind: at.millis))
+                ON CONFLICT (name) DO NOTHING RETURNING name
+                """
+            ).first() != nil
         }
     }
 }
