@@ -10,7 +10,8 @@ bin=${1:-.build/debug/touchstone}
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 server="http://127.0.0.1:$port"
-"$bin" serve --port "$port" --database "sqlite:$work/touchstone.sqlite" >"$work/server.log" 2>&1 &
+# Trace logging: the end of the script checks that no secret used here reached the log.
+TOUCHSTONE_LOG_LEVEL=trace "$bin" serve --port "$port" --database "sqlite:$work/touchstone.sqlite" >"$work/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -48,4 +49,28 @@ expect '"aaguid"' passkey-register -- pk passkey-register --email smoke@example.
 expect '"passkey"' passkey-login -- pk passkey-login
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$server/v1/sessions" -d '{"email":"smoke@example.com","password":"wrong"}')
 [ "$code" = 401 ] || fail "wrong password gave $code"
-echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login: ok"
+
+# The app PIN and the admin API with curl.
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d' + sys.argv[1]))" "$1"; }
+expect '"status" : "active"' re-enable -- device enable --email smoke@example.com
+token=$(curl -fsS -X POST "$server/v1/sessions" -d "{\"email\":\"smoke@example.com\",\"password\":\"$TOUCHSTONE_PASSWORD\"}" | json "['session']['token']")
+registration=$(curl -fsS "$server/v1/biometrics/registrations" -H "Authorization: Bearer $token" | json "['registrations'][0]['id']")
+pin=731954
+expect '"pin":"set"' set-pin -- curl -fsS -X PUT "$server/v1/biometrics/registrations/$registration/pin" \
+  -H "Authorization: Bearer $token" -d "{\"pin\":\"$pin\"}"
+pin_token=$(curl -fsS -X POST "$server/v1/pin/authentications" -d "{\"registrationId\":\"$registration\",\"pin\":\"$pin\"}" \
+  | json "['session']['token']")
+expect '"pin"' pin-session -- curl -fsS "$server/v1/session" -H "Authorization: Bearer $pin_token"
+expect 'pin_login' events -- curl -fsS "$server/v1/session/events" -H "Authorization: Bearer $token"
+admin_key=$("$bin" admin create-key --name smoke --database "sqlite:$work/touchstone.sqlite" 2>/dev/null)
+expect 'smoke@example.com' admin-users -- curl -fsS "$server/v1/admin/users" -H "Authorization: Bearer $admin_key"
+
+# No secret used above is in the server's trace log.
+for secret in "$TOUCHSTONE_PASSWORD" "$pin" "$token" "$pin_token" "$admin_key"; do
+  if grep -qF -- "$secret" "$work/server.log"; then fail "a secret appears in the server log"; fi
+done
+grep -q 'debug' "$work/server.log" || fail "the server log has no debug lines"
+# Nor any bound SQL value (the drivers log them below info; the server keeps them out).
+if grep -q 'binds=' "$work/server.log"; then fail "the server log shows SQL bound values"; fi
+
+echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login + PIN + admin + no secrets in trace logs: ok"

@@ -29,7 +29,11 @@ public func buildApplication(
     if let injected = dependencies.store {
         store = injected
     } else {
-        store = try await openStore(configuration.database, sqliteCommitBatch: configuration.sqliteCommitBatch, logger: logger)
+        // The database drivers log every statement with its bound values below info: password and PIN hashes,
+        // token hashes, stored keys. Those lines never reach the log, whatever the configured level.
+        var storeLogger = logger
+        storeLogger.logLevel = max(logger.logLevel, .info)
+        store = try await openStore(configuration.database, sqliteCommitBatch: configuration.sqliteCommitBatch, logger: storeLogger)
     }
     if configuration.migrateOnStart {
         do {
