@@ -73,7 +73,9 @@ public protocol TouchstoneStore: Sendable {
     /// call consumed it, records the registration's use and stores `session`.
     ///
     /// - Returns: Whether this call consumed the challenge (`false`: someone else did first; nothing was written).
-    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws -> Bool
+    /// `events` (the sign-in's audit trail) are stored in the same transaction.
+    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date)
+        async throws -> Bool
     /// Atomically consumes the newest unconsumed challenge of a registration for `purpose`.
     func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws
         -> ChallengeRecord?
@@ -116,6 +118,7 @@ public protocol TouchstoneStore: Sendable {
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,
+        events: [AuditEventRecord],
         at: Date
     ) async throws -> Bool
     /// Atomically consumes the unconsumed WebAuthn challenge with this value and purpose.
@@ -145,7 +148,7 @@ public protocol TouchstoneStore: Sendable {
     func recordWrongPin(registrationId: String, maxAttempts: Int64, at: Date) async throws -> Bool
     /// After a right PIN: clears the count, records the registration's use and stores `session`, atomically.
     /// `false` when the PIN was disabled or removed in the meantime (nothing is written).
-    func completePinSignIn(registrationId: String, session: SessionRecord, at: Date) async throws -> Bool
+    func completePinSignIn(registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date) async throws -> Bool
     /// A password sign-in re-enables the disabled PINs of the user's registrations; returns their ids.
     func reenablePins(userId: String) async throws -> [String]
 
@@ -189,4 +192,39 @@ public protocol TouchstoneStore: Sendable {
     /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations none of whose challenges
     /// is still answerable at `cutoff` (abandoned enrolments).
     func purgeExpired(before cutoff: Date) async throws -> PurgeResult
+}
+
+extension TouchstoneStore {
+    /// ``completeSignIn(challenge:registrationId:session:events:at:)`` without audit events.
+    public func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws -> Bool {
+        try await self.completeSignIn(challenge: challenge, registrationId: registrationId, session: session, events: [], at: at)
+    }
+
+    /// ``completePinSignIn(registrationId:session:events:at:)`` without audit events.
+    public func completePinSignIn(registrationId: String, session: SessionRecord, at: Date) async throws -> Bool {
+        try await self.completePinSignIn(registrationId: registrationId, session: session, events: [], at: at)
+    }
+
+    /// ``completePasskeySignIn(challenge:passkeyId:signCount:backedUp:cloneWarning:session:events:at:)`` without audit
+    /// events.
+    public func completePasskeySignIn(
+        challenge: String,
+        passkeyId: String,
+        signCount: Int64,
+        backedUp: Bool,
+        cloneWarning: Bool,
+        session: SessionRecord,
+        at: Date
+    ) async throws -> Bool {
+        try await self.completePasskeySignIn(
+            challenge: challenge,
+            passkeyId: passkeyId,
+            signCount: signCount,
+            backedUp: backedUp,
+            cloneWarning: cloneWarning,
+            session: session,
+            events: [],
+            at: at
+        )
+    }
 }

@@ -108,7 +108,9 @@ struct FailingStore: TouchstoneStore {
     func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
         -> ChallengeRecord?
     { throw self.error }
-    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws -> Bool {
+    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date)
+        async throws -> Bool
+    {
         throw self.error
     }
     func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws -> ChallengeRecord? {
@@ -137,6 +139,7 @@ struct FailingStore: TouchstoneStore {
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,
+        events: [AuditEventRecord],
         at: Date
     ) async throws -> Bool { throw self.error }
     func insertAppAttestKey(_ key: AppAttestKeyRecord) async throws { throw self.error }
@@ -151,7 +154,9 @@ struct FailingStore: TouchstoneStore {
     func removePin(registrationId: String, userId: String) async throws -> Bool { throw self.error }
     func beginPinAttempt(registrationId: String, maxAttempts: Int64) async throws -> PinAttempt { throw self.error }
     func recordWrongPin(registrationId: String, maxAttempts: Int64, at: Date) async throws -> Bool { throw self.error }
-    func completePinSignIn(registrationId: String, session: SessionRecord, at: Date) async throws -> Bool { throw self.error }
+    func completePinSignIn(registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date) async throws -> Bool {
+        throw self.error
+    }
     func reenablePins(userId: String) async throws -> [String] { throw self.error }
     func insertAuditEvent(_ event: AuditEventRecord) async throws { throw self.error }
     func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord] { throw self.error }

@@ -104,6 +104,12 @@ struct SystemTests {
                 ("/v1/biometrics/registrations/{id}/unlock", "post"),
                 ("/v1/passkeys/{id}/unlock", "post"),
                 ("/v1/app-attest/challenges", "post"), ("/v1/app-attest/keys", "post"),
+                ("/v1/session/events", "get"), ("/v1/session/password", "put"),
+                ("/v1/biometrics/registrations/{id}/pin", "put"), ("/v1/biometrics/registrations/{id}/pin", "delete"),
+                ("/v1/pin/authentications", "post"), ("/v1/admin/users", "get"), ("/v1/admin/users/{id}", "get"),
+                ("/v1/admin/users/{id}/sign-out", "post"), ("/v1/admin/registrations/{id}", "delete"),
+                ("/v1/admin/passkeys/{id}", "delete"), ("/v1/admin/events", "get"), ("/v1/admin/policy", "get"),
+                ("/v1/admin/policy", "patch"),
             ]
             for (path, method) in routes {
                 #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")

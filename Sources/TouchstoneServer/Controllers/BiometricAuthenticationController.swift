@@ -78,7 +78,6 @@ struct BiometricAuthenticationController {
                 sessionLifetime: input.sessionDurationMinutes.map { TimeInterval(min($0, 10_000_000)) * 60 }
             )
         }
-        try await self.audit.record(.biometricLogin, userId: user.id, registrationId: input.registrationId)
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
 }

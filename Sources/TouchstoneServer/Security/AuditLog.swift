@@ -78,20 +78,33 @@ struct AuditLog: Sendable {
         passkeyId: String? = nil,
         reason: String? = nil
     ) async throws {
-        let client = ClientInfo.current
         try await self.store.insertAuditEvent(
-            AuditEventRecord(
-                id: self.newEventId(),
-                occurredAt: self.now(),
-                type: type.rawValue,
-                outcome: outcome.rawValue,
-                userId: userId,
-                registrationId: registrationId,
-                passkeyId: passkeyId,
-                clientAddress: client.address,
-                userAgent: client.userAgent,
-                reason: reason
-            )
+            self.event(type, outcome, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason)
+        )
+    }
+
+    /// An event stamped like ``record(_:_:userId:registrationId:passkeyId:reason:)``'s, for a caller that stores it in
+    /// a transaction of its own (a sign-in and its event commit together).
+    func event(
+        _ type: AuditEventType,
+        _ outcome: AuditOutcome = .success,
+        userId: String? = nil,
+        registrationId: String? = nil,
+        passkeyId: String? = nil,
+        reason: String? = nil
+    ) -> AuditEventRecord {
+        let client = ClientInfo.current
+        return AuditEventRecord(
+            id: self.newEventId(),
+            occurredAt: self.now(),
+            type: type.rawValue,
+            outcome: outcome.rawValue,
+            userId: userId,
+            registrationId: registrationId,
+            passkeyId: passkeyId,
+            clientAddress: client.address,
+            userAgent: client.userAgent,
+            reason: reason
         )
     }
 

@@ -231,8 +231,14 @@ struct BiometricService: Sendable {
             registrationId: registration.id,
             requestedLifetime: sessionLifetime
         )
-        guard try await self.store.completeSignIn(challenge: issued.challenge, registrationId: registration.id, session: session, at: now)
-        else {
+        let event = self.audit.event(.biometricLogin, userId: user.id, registrationId: registration.id)
+        guard try await self.store.completeSignIn(
+            challenge: issued.challenge,
+            registrationId: registration.id,
+            session: session,
+            events: [event],
+            at: now
+        ) else {
             throw APIError.challengeNotFound  // another attempt with the same challenge got there first
         }
         return (user, token, session)

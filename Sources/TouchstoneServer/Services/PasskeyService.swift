@@ -180,6 +180,10 @@ struct PasskeyService: Sendable {
                 challenge: challenge
             )
             let (token, session) = self.sessions.make(for: user, method: .passkey)
+            var events = [self.audit.event(.passkeyLogin, userId: user.id, passkeyId: passkey.id)]
+            if verified.cloneWarning {
+                events.append(self.audit.event(.cloneWarning, .info, userId: user.id, passkeyId: passkey.id))
+            }
             guard try await self.store.completePasskeySignIn(
                 challenge: challenge.challenge,
                 passkeyId: passkey.id,
@@ -187,17 +191,16 @@ struct PasskeyService: Sendable {
                 backedUp: verified.backupState,
                 cloneWarning: verified.cloneWarning,
                 session: session,
+                events: events,
                 at: now
             ) else {
                 throw APIError.challengeNotFound  // another attempt with the same challenge got there first
             }
-            try await self.audit.record(.passkeyLogin, userId: user.id, passkeyId: passkey.id)
             if verified.cloneWarning {
                 self.logger.warning(
                     "passkey sign counter did not increase: possible cloned authenticator",
                     metadata: ["passkey": "\(passkey.id)", "user": "\(passkey.userId)"]
                 )
-                try await self.audit.record(.cloneWarning, .info, userId: user.id, passkeyId: passkey.id)
             }
             return (user, token, session)
         } catch let error as APIError where error == .challengeNotFound {

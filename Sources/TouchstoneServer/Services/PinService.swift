@@ -90,10 +90,11 @@ struct PinService: Sendable {
             registrationId: registrationId,
             requestedLifetime: sessionLifetime
         )
-        guard try await self.store.completePinSignIn(registrationId: registrationId, session: session, at: now) else {
+        let event = self.audit.event(.pinLogin, userId: user.id, registrationId: registrationId)
+        guard try await self.store.completePinSignIn(registrationId: registrationId, session: session, events: [event], at: now)
+        else {
             throw APIError.pinDisabled  // disabled or removed while this attempt was being checked
         }
-        try await self.audit.record(.pinLogin, userId: user.id, registrationId: registrationId)
         return (user, token, session)
     }
 }

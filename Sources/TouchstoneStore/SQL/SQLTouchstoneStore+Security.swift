@@ -68,7 +68,9 @@ extension SQLTouchstoneStore {
         }
     }
 
-    public func completePinSignIn(registrationId: String, session: SessionRecord, at: Date) async throws -> Bool {
+    public func completePinSignIn(registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date)
+        async throws -> Bool
+    {
         try await self.executor.withTransaction { db in
             guard try await db.raw(
                 """
@@ -80,6 +82,7 @@ extension SQLTouchstoneStore {
                 return false
             }
             try await Self.insert(session, into: db)
+            for event in events { try await Self.insert(event, into: db) }
             return true
         }
     }
@@ -100,17 +103,19 @@ extension SQLTouchstoneStore {
     // MARK: Audit trail
 
     public func insertAuditEvent(_ event: AuditEventRecord) async throws {
-        try await self.executor.withDatabase { db in
-            try await db.raw(
-                """
-                INSERT INTO audit_events (id, occurred_at, type, outcome, user_id, registration_id, passkey_id,
-                    client_address, user_agent, reason)
-                VALUES (\(bind: event.id), \(bind: event.occurredAt.millis), \(bind: event.type), \(bind: event.outcome),
-                    \(bind: event.userId), \(bind: event.registrationId), \(bind: event.passkeyId),
-                    \(bind: event.clientAddress), \(bind: event.userAgent), \(bind: event.reason))
-                """
-            ).run()
-        }
+        try await self.executor.withDatabase { db in try await Self.insert(event, into: db) }
+    }
+
+    static func insert(_ event: AuditEventRecord, into db: any SQLDatabase) async throws {
+        try await db.raw(
+            """
+            INSERT INTO audit_events (id, occurred_at, type, outcome, user_id, registration_id, passkey_id,
+                client_address, user_agent, reason)
+            VALUES (\(bind: event.id), \(bind: event.occurredAt.millis), \(bind: event.type), \(bind: event.outcome),
+                \(bind: event.userId), \(bind: event.registrationId), \(bind: event.passkeyId),
+                \(bind: event.clientAddress), \(bind: event.userAgent), \(bind: event.reason))
+            """
+        ).run()
     }
 
     public func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord] {

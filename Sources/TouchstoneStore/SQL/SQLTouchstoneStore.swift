@@ -346,9 +346,13 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
-    public func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws
-        -> Bool
-    {
+    public func completeSignIn(
+        challenge: String,
+        registrationId: String,
+        session: SessionRecord,
+        events: [AuditEventRecord],
+        at: Date
+    ) async throws -> Bool {
         try await self.executor.withTransaction { db in
             let consumed = try await db.raw(
                 """
@@ -363,6 +367,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 "UPDATE registrations SET last_used_at = \(bind: at.millis), failed_attempts = 0 WHERE id = \(bind: registrationId)"
             ).run()
             try await Self.insert(session, into: db)
+            for event in events { try await Self.insert(event, into: db) }
             return true
         }
     }
@@ -517,6 +522,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,
+        events: [AuditEventRecord],
         at: Date
     ) async throws -> Bool {
         try await self.executor.withTransaction { db in
@@ -532,6 +538,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             try await Self.recordPasskeyUse(id: passkeyId, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
             try await db.raw("UPDATE passkeys SET failed_attempts = 0 WHERE id = \(bind: passkeyId)").run()
             try await Self.insert(session, into: db)
+            for event in events { try await Self.insert(event, into: db) }
             return true
         }
     }
