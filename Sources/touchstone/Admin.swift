@@ -4,8 +4,13 @@ import Logging
 import TouchstoneServer
 import TouchstoneStore
 
-/// Opens (and migrates) the configured store, runs `body`, and closes it.
+/// Opens (and migrates) the store `--database` or `TOUCHSTONE_DATABASE_URL` names, runs `body`, and closes it.
 func withStore<T>(database: String?, _ body: (any TouchstoneStore) async throws -> T) async throws -> T {
+    try await withStore(database: database) { store, _ in try await body(store) }
+}
+
+/// The same, also giving `body` the location (for messages; a PostgreSQL password is masked).
+func withStore<T>(database: String?, _ body: (any TouchstoneStore, DatabaseLocation) async throws -> T) async throws -> T {
     var configuration = try environmentConfiguration()
     if let database { configuration.database = try parseDatabase(database) }
     var logger = Logger(label: "touchstone")
@@ -13,7 +18,7 @@ func withStore<T>(database: String?, _ body: (any TouchstoneStore) async throws 
     let store = try await openStore(configuration.database, logger: logger)
     do {
         try await store.migrate()
-        let result = try await body(store)
+        let result = try await body(store, configuration.database)
         try await store.shutdown()
         return result
     } catch {

@@ -29,20 +29,11 @@ struct SeedBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration = try environmentConfiguration()
-        if let database { configuration.database = try parseDatabase(database) }
-        var logger = Logger(label: "touchstone")
-        logger.logLevel = .warning
-        let store = try await openStore(configuration.database, logger: logger)
-        do {
-            try await store.migrate()
+        let location = try await withStore(database: self.database) { store, location in
             try await Self.seed(self.registrations, into: store)
-        } catch {
-            try? await store.shutdown()
-            throw error
+            return location
         }
-        try await store.shutdown()
-        print("added \(self.registrations) accounts with an active registration to \(configuration.database)")
+        print("added \(self.registrations) accounts with an active registration to \(location)")
     }
 
     /// Inserts from 32 concurrent tasks, so that writes share commits as a busy server's would.
