@@ -100,6 +100,31 @@ struct MultiInstanceTests {
         }
     }
 
+    /// The limit that protects an account is kept in the database: alternating instances does not get around it.
+    @Test func theAccountLimitHoldsAcrossInstances() async throws {
+        try await Self.withSchema { url in
+            let environment = ["TOUCHSTONE_RATE_LIMITS": "on", "TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT": "3/minute"]
+            async let startA = ServerProcess(database: url, environment: environment)
+            async let startB = ServerProcess(database: url, environment: environment)
+            let (a, b) = try await (startA, startB)
+            defer {
+                a.stop()
+                b.stop()
+            }
+            var codes: [String] = []
+            for attempt in 0..<5 {
+                let api = TouchstoneClient(baseURL: attempt.isMultiple(of: 2) ? a.baseURL : b.baseURL)
+                do {
+                    _ = try await api.signIn(email: "target@example.com", password: "guess \(attempt)")
+                    codes.append("ok")
+                } catch let error as BiometricLoginError {
+                    codes.append(error.serverCode ?? error.code.rawValue)
+                }
+            }
+            #expect(codes == ["invalid_credentials", "invalid_credentials", "invalid_credentials", "rate_limited", "rate_limited"])
+        }
+    }
+
     @Test func aDatabaseOutageAnswers503AndRecoversWithoutRestart() async throws {
         try await Self.withSchema { url in
             var components = try #require(URLComponents(string: url))

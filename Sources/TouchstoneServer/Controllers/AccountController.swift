@@ -46,6 +46,7 @@ struct AccountController {
         guard let email = Self.normalizedEmail(input.email) else {
             throw APIError.invalidRequest("field 'email' is not a valid email address")
         }
+        try await self.limiter.checkAccount("account:\(email)")
         // bcrypt reads at most 72 bytes; longer passwords are refused rather than silently truncated.
         guard input.password.count >= 8 else {
             throw APIError.invalidRequest("field 'password' must be at least 8 characters")

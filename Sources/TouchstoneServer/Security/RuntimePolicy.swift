@@ -92,9 +92,12 @@ struct PolicyRefreshService: Service {
 
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            await self.policy.reload(from: self.store, logger: self.logger)
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+                // Shutdown does not wait for a database that does not answer.
+                try await cancelWhenGracefulShutdown {
+                    await self.policy.reload(from: self.store, logger: self.logger)
+                    try await Task.sleep(for: self.interval)
+                }
             } catch {
                 return
             }
