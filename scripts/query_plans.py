@@ -25,6 +25,18 @@ STATEMENTS = {
     "passkey options with an email: user by email": "SELECT * FROM users WHERE email = ?",
     "every authenticated call: session by token hash": "SELECT * FROM sessions WHERE token_hash = ?",
     "every authenticated call: refresh idle deadline": "UPDATE sessions SET idle_expires_at = ? WHERE token_hash = ?",
+    "rate limit: take a token (takeRateLimitToken)": "INSERT INTO rate_limits (bucket, tat) VALUES (?, ?) "
+    "ON CONFLICT (bucket) DO UPDATE SET tat = (CASE WHEN rate_limits.tat > ? THEN rate_limits.tat ELSE ? END) + ? "
+    "WHERE (CASE WHEN rate_limits.tat > ? THEN rate_limits.tat ELSE ? END) + ? - ? <= ? RETURNING tat",
+    "password sign-in: login failures": "SELECT failures, last_failure_at FROM login_failures WHERE bucket = ?",
+    "PIN sign-in: count the attempt (beginPinAttempt)": "UPDATE registrations SET pin_failed_attempts = pin_failed_attempts + 1 "
+    "WHERE id = ? AND status = 'active' AND pin_hash IS NOT NULL AND pin_disabled_at IS NULL AND pin_failed_attempts < ? "
+    "RETURNING pin_hash, user_id",
+    "sign-in: audit event (insertAuditEvent)": "INSERT INTO audit_events (id, occurred_at, type, outcome, user_id, "
+    "registration_id, passkey_id, client_address, user_agent, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "GET /v1/session/events: a page": "SELECT * FROM audit_events WHERE user_id = ? AND (occurred_at < ? OR "
+    "(occurred_at = ? AND id < ?)) ORDER BY occurred_at DESC, id DESC LIMIT ?",
+    "admin API: key by hash": "SELECT * FROM admin_keys WHERE key_hash = ? AND revoked_at IS NULL",
 }
 
 
