@@ -69,10 +69,18 @@ public func buildApplication(
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Touchstone"),
         logger: logger
     )
+    // Graceful shutdown runs in reverse order: the HTTP server first (draining requests), then the services that use
+    // the store, and the store itself last, so nothing is left waiting on a closed database client.
     app.addServices(
-        PurgeService(store: store, interval: configuration.purgeInterval, now: dependencies.now, logger: logger),
-        PolicyRefreshService(policy: policy, store: store, interval: configuration.policyRefreshInterval, logger: logger),
-        StoreService(store: store)
+        StoreService(store: store),
+        PurgeService(
+            store: store,
+            interval: configuration.purgeInterval,
+            auditRetention: configuration.auditRetention,
+            now: dependencies.now,
+            logger: logger
+        ),
+        PolicyRefreshService(policy: policy, store: store, interval: configuration.policyRefreshInterval, logger: logger)
     )
     return app
 }

@@ -156,6 +156,8 @@ public protocol TouchstoneStore: Sendable {
 
     func insertAuditEvent(_ event: AuditEventRecord) async throws
     func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord]
+    /// Deletes the events that occurred before `cutoff` (the retention limit); returns how many.
+    func deleteAuditEvents(before cutoff: Date) async throws -> Int
 
     // MARK: Abuse protection
 

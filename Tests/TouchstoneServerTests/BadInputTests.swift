@@ -160,6 +160,7 @@ struct FailingStore: TouchstoneStore {
     func reenablePins(userId: String) async throws -> [String] { throw self.error }
     func insertAuditEvent(_ event: AuditEventRecord) async throws { throw self.error }
     func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord] { throw self.error }
+    func deleteAuditEvents(before cutoff: Date) async throws -> Int { throw self.error }
     func takeRateLimitToken(key: String, capacity: Int64, interval: TimeInterval, at: Date) async throws -> TimeInterval? {
         throw self.error
     }

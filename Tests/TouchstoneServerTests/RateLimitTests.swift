@@ -155,8 +155,11 @@ struct RateLimitTests {
         let configuration = try TouchstoneConfiguration(environment: [
             "TOUCHSTONE_RATE_LIMITS": "off", "TOUCHSTONE_RATE_LIMIT_PER_ADDRESS": "100/minute",
             "TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT": "5/minute", "TOUCHSTONE_TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2",
-            "TOUCHSTONE_LOGIN_FAILURE_THRESHOLD": "7", "TOUCHSTONE_PIN_MAX_ATTEMPTS": "4",
+            "TOUCHSTONE_LOGIN_FAILURE_THRESHOLD": "7", "TOUCHSTONE_PIN_MAX_ATTEMPTS": "4", "TOUCHSTONE_AUDIT_RETENTION_DAYS": "90",
         ])
+        #expect(configuration.auditRetention == .seconds(90 * 86_400))
+        #expect(try TouchstoneConfiguration(environment: ["TOUCHSTONE_AUDIT_RETENTION_DAYS": "0"]).auditRetention == nil)
+        #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_AUDIT_RETENTION_DAYS": "-1"]) }
         #expect(configuration.rateLimits.enabled == false)
         #expect(configuration.rateLimits.perAddress.capacity == 100)
         #expect(configuration.rateLimits.perAccount.capacity == 5)

@@ -126,6 +126,9 @@ struct SecurityStoreTests {
             let window = AuditEventQuery(since: Self.t0.addingTimeInterval(1), until: Self.t0.addingTimeInterval(3), limit: 100, ascending: true)
             #expect(try await store.auditEvents(window).map(\.id) == ["02", "03", "04", "05"])
             #expect(all.first?.clientAddress == "192.0.2.1")
+            // Retention: everything before the cutoff goes, nothing after.
+            #expect(try await store.deleteAuditEvents(before: Self.t0.addingTimeInterval(2)) == 4)
+            #expect(try await store.auditEvents(AuditEventQuery(limit: 100)).map(\.id) == ["06", "05", "04"])
         }
     }
 

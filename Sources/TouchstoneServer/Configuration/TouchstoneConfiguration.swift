@@ -85,6 +85,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var maxRequestBodySize: Int = 64 * 1024
     /// How often expired challenges, sessions and abandoned registrations are deleted.
     public var purgeInterval: Duration = .seconds(300)
+    /// How long audit events are kept (`nil`: forever). The purge service deletes older ones.
+    public var auditRetention: Duration? = nil
     public var logLevel: Logger.Level = .info
     /// SQLite only: at most this many operations share one commit (group commit; 1 commits each on its own).
     public var sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch
@@ -162,6 +164,10 @@ public struct TouchstoneConfiguration: Sendable {
         if let value = environment["TOUCHSTONE_LOCKOUT_THRESHOLD"] {
             guard let threshold = Int(value), (1...100).contains(threshold) else { throw ConfigurationError("TOUCHSTONE_LOCKOUT_THRESHOLD", value) }
             self.lockoutThreshold = threshold
+        }
+        if let value = environment["TOUCHSTONE_AUDIT_RETENTION_DAYS"] {
+            guard let days = Int(value), (0...36_500).contains(days) else { throw ConfigurationError("TOUCHSTONE_AUDIT_RETENTION_DAYS", value) }
+            self.auditRetention = days == 0 ? nil : .seconds(days * 86_400)
         }
         if let value = environment["TOUCHSTONE_PIN_MAX_ATTEMPTS"] {
             guard let attempts = Int(value), (1...10).contains(attempts) else { throw ConfigurationError("TOUCHSTONE_PIN_MAX_ATTEMPTS", value) }

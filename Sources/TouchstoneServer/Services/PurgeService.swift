@@ -7,6 +7,8 @@ import TouchstoneStore
 struct PurgeService: Service {
     let store: any TouchstoneStore
     let interval: Duration
+    /// Audit events older than this are deleted too (`nil`: kept forever).
+    let auditRetention: Duration?
     let now: @Sendable () -> Date
     let logger: Logger
 
@@ -22,6 +24,10 @@ struct PurgeService: Service {
                             "pendingRegistrations": "\(result.pendingRegistrations)",
                         ]
                     )
+                }
+                if let retention = self.auditRetention {
+                    let deleted = try await self.store.deleteAuditEvents(before: self.now().addingTimeInterval(-retention.timeInterval))
+                    if deleted > 0 { self.logger.debug("deleted \(deleted) audit events past the retention limit") }
                 }
             } catch {
                 self.logger.warning("purge failed: \(error)")

@@ -106,6 +106,12 @@ extension SQLTouchstoneStore {
         try await self.executor.withDatabase { db in try await Self.insert(event, into: db) }
     }
 
+    public func deleteAuditEvents(before cutoff: Date) async throws -> Int {
+        try await self.executor.withDatabase { db in
+            try await db.raw("DELETE FROM audit_events WHERE occurred_at < \(bind: cutoff.millis) RETURNING id").all().count
+        }
+    }
+
     static func insert(_ event: AuditEventRecord, into db: any SQLDatabase) async throws {
         try await db.raw(
             """
