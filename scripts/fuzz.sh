@@ -2,6 +2,7 @@
 # Fuzzes every parser of attacker-controlled bytes with libFuzzer + AddressSanitizer.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 60 s, every target)
+#   scripts/fuzz.sh merge [TARGET...]                     (adds what runs found to the committed corpus)
 #
 # Targets: cbor authenticator-data attestation-object cose-key public-key signature client-data.
 # Seeds are committed in Fuzz/corpus/<target>/ (scripts/fuzz_corpus.py made them from the WebAuthn spec's test
@@ -12,8 +13,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=${1:-60}
-shift || true
+mode=run
+if [[ ${1:-} == merge ]]; then
+  mode=merge
+  shift
+  seconds=0
+else
+  seconds=${1:-60}
+  shift || true
+fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(cbor authenticator-data attestation-object cose-key public-key signature client-data)
@@ -27,6 +35,16 @@ swift build --scratch-path .build-fuzz --product touchstone-fuzz \
 binary=.build-fuzz/debug/touchstone-fuzz
 
 mkdir -p artifacts/fuzz
+if [[ $mode == merge ]]; then
+  # libFuzzer's merge keeps only the found inputs that reach code the committed corpus does not.
+  for target in "${targets[@]}"; do
+    before=$(ls "Fuzz/corpus/$target" | wc -l)
+    ASAN_OPTIONS=detect_leaks=0 TOUCHSTONE_FUZZ_TARGET=$target "$binary" -merge=1 \
+      "Fuzz/corpus/$target" "artifacts/fuzz/corpus-$target" >"artifacts/fuzz/$target-merge.log" 2>&1
+    echo "$target: $before -> $(ls "Fuzz/corpus/$target" | wc -l) inputs"
+  done
+  exit 0
+fi
 for target in "${targets[@]}"; do
   seeds=Fuzz/corpus/$target
   [[ -d $seeds ]] || { echo "no seed corpus $seeds" >&2; exit 2; }

@@ -8,7 +8,9 @@
 - Public keys in every accepted encoding, made here with the openssl command line (public data only).
 - A few hand-written edge cases per target.
 
-Run it once; the output is committed. libFuzzer adds what it finds to artifacts/fuzz/, not to the repository.
+Run it once; the output is committed. libFuzzer adds what it finds to artifacts/fuzz/, not to the repository;
+`scripts/fuzz.sh merge` then adds the found inputs that reach new code to Fuzz/corpus (files named by their SHA-1;
+the corpus committed on 2026-11-22 holds the seeds plus what CI's first 60-second runs found).
 """
 import base64
 import json
