@@ -137,6 +137,35 @@ struct PinTests {
         }
     }
 
+    @Test func aPinSessionCanBeShortenedButNotLengthened() async throws {
+        try await TestServer.run { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let id = try await flow.enroll(account.token, TestDeviceKey(.es256))
+            _ = try await flow.setPin(account.token, id, "2468")
+            func login(_ minutes: Int) async throws -> JSONTestResponse {
+                try await client.request(
+                    .post,
+                    "/v1/pin/authentications",
+                    json: ["registrationId": id, "pin": "2468", "sessionDurationMinutes": minutes]
+                )
+            }
+            let zero = try await login(0)
+            #expect(zero.errorCode == "invalid_request")
+            // Refused before anything is counted or checked.
+            let short = try await login(5)
+            let long = try await login(100_000_000)
+            func lifetime(_ response: JSONTestResponse) -> Int? {
+                guard let start = response.value("session", "authenticatedAt"), let end = response.value("session", "expiresAt") else {
+                    return nil
+                }
+                return AuditPagingDates.seconds(from: start, to: end)
+            }
+            #expect(lifetime(short) == 300)
+            #expect(lifetime(long) == 30 * 24 * 3600)
+        }
+    }
+
     @Test func aLockedRegistrationRefusesItsPin() async throws {
         try await TestServer.run(configuration: TestServer.configuration { $0.lockoutThreshold = 1 }) { client in
             let flow = Flow(client: client)

@@ -99,6 +99,7 @@ public struct TouchstoneClient: Sendable {
         )
     }
 
+    /// `/v1/biometrics/registrations/{id}` with the id percent-encoded.
     private static func registrationPath(_ id: String) -> String {
         "/v1/biometrics/registrations/\(id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id)"
     }
@@ -153,17 +154,15 @@ public struct TouchstoneClient: Sendable {
     }
 
     public func deleteRegistration(token: String, id: String) async throws {
-        let escaped = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
-        try await self.callWithoutResult("DELETE", "/v1/biometrics/registrations/\(escaped)", token: token)
+        try await self.callWithoutResult("DELETE", Self.registrationPath(id), token: token)
     }
 
     /// Tells the server this device's key is unusable (`reason`: `biometry_changed` or `key_lost`). Needs no session:
     /// the registration id and the device id identify the caller.
     public func invalidateRegistration(id: String, deviceId: String, reason: String) async throws {
-        let escaped = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
         _ = try await self.exchange(
             "POST",
-            "/v1/biometrics/registrations/\(escaped)/invalidate",
+            "\(Self.registrationPath(id))/invalidate",
             token: nil,
             body: ["reason": reason, "deviceId": deviceId]
         )

@@ -65,19 +65,25 @@ struct BiometricAuthenticationController {
 
     @Sendable func finish(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: FinishInput.self, context: context)
-        if let minutes = input.sessionDurationMinutes, minutes < 1 {
-            throw APIError.invalidRequest("field 'sessionDurationMinutes' must be at least 1")
-        }
         let signature = try decodeSignature(input.signature)
+        let lifetime = try requestedSessionLifetime(minutes: input.sessionDurationMinutes)
         try await self.limiter.checkAccount("registration:\(input.registrationId)", registrationId: input.registrationId)
         let (user, token, session) = try await self.audit.failures(.biometricLogin, registrationId: input.registrationId) {
             try await self.service.finishAuthentication(
                 registrationId: input.registrationId,
                 challenge: input.challenge,
                 signature: signature,
-                sessionLifetime: input.sessionDurationMinutes.map { TimeInterval(min($0, 10_000_000)) * 60 }
+                sessionLifetime: lifetime
             )
         }
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
+}
+
+/// A sign-in's `sessionDurationMinutes` as a lifetime (the session manager caps it at the policy's); 400
+/// `invalid_request` when it is under 1.
+func requestedSessionLifetime(minutes: Int?) throws -> TimeInterval? {
+    guard let minutes else { return nil }
+    guard minutes >= 1 else { throw APIError.invalidRequest("field 'sessionDurationMinutes' must be at least 1") }
+    return TimeInterval(min(minutes, 10_000_000)) * 60
 }

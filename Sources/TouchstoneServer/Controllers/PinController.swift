@@ -30,15 +30,13 @@ struct PinController {
 
     @Sendable func authenticate(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: Input.self, context: context)
-        if let minutes = input.sessionDurationMinutes, minutes < 1 {
-            throw APIError.invalidRequest("field 'sessionDurationMinutes' must be at least 1")
-        }
+        let lifetime = try requestedSessionLifetime(minutes: input.sessionDurationMinutes)
         try await self.limiter.checkAccount("registration:\(input.registrationId)", registrationId: input.registrationId)
         let (user, token, session) = try await self.pins.audit.failures(.pinLogin, registrationId: input.registrationId) {
             try await self.pins.authenticate(
                 registrationId: input.registrationId,
                 pin: input.pin,
-                sessionLifetime: input.sessionDurationMinutes.map { TimeInterval(min($0, 10_000_000)) * 60 }
+                sessionLifetime: lifetime
             )
         }
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
