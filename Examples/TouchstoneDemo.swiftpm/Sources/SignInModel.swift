@@ -112,6 +112,11 @@ final class SignInModel {
         case .enabledForAnotherAccount: return "\(self.biometryName) sign-in on this device belongs to another account."
         case .registrationRevoked: return "\(self.biometryName) sign-in was turned off for this device. Sign in with your password."
         case .keyInvalidated: return "Your \(self.biometryName) changed. Sign in with your password, then turn it on again."
+        case .registrationLocked: return "Too many failed attempts locked \(self.biometryName) sign-in. Sign in with your password to unlock it."
+        case .pinIncorrect: return "That PIN is not right."
+        case .pinDisabled: return "Too many wrong PINs. Sign in with your password."
+        case .pinNotSet: return "No PIN is set for this device. Sign in with your password."
+        case .rateLimited: return "Too many attempts. Wait a moment and try again."
         case .server:
             if error.serverCode == "reauthentication_required" { return "Sign in with your password again to change this." }
             if error.serverCode == "app_attest_required" { return "This app could not prove it is genuine (App Attest)." }
