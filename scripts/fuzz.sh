@@ -50,7 +50,7 @@ for target in "${targets[@]}"; do
   [[ -d $seeds ]] || { echo "no seed corpus $seeds" >&2; exit 2; }
   found=artifacts/fuzz/corpus-$target
   mkdir -p "$found"
-  echo "== $target: $seconds s (seeds: $(ls "$seeds" | wc -l))"
+  echo "== $target: $seconds s (corpus: $(ls "$seeds" | wc -l) inputs)"
   status=0
   ASAN_OPTIONS=detect_leaks=0 TOUCHSTONE_FUZZ_TARGET=$target "$binary" "$found" "$seeds" \
     -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -detect_leaks=0 \
