@@ -138,7 +138,7 @@ struct Audit: AsyncParsableCommand {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             encoder.dateEncodingStrategy = .custom { date, encoder in
                 var container = encoder.singleValueContainer()
-                try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+                try container.encode(date.rfc3339)
             }
             let count = try await withStore(database: self.database) { store -> Int in
                 var query = AuditEventQuery(userId: self.user, type: self.type, since: since, until: until, limit: 1000, ascending: true)
@@ -159,8 +159,7 @@ struct Audit: AsyncParsableCommand {
         }
 
         static func date(_ text: String, _ option: String) throws -> Date {
-            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
+            if let date = Date(rfc3339: text) { return date }
             throw ValidationError("\(option) must be an RFC 3339 time such as 2026-11-01T00:00:00Z")
         }
     }

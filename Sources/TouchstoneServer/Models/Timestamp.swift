@@ -1,8 +1,19 @@
-import Foundation
+public import Foundation
 
 extension Date {
     /// RFC 3339 in UTC with milliseconds, as every time in the API is written.
-    var rfc3339: String {
+    public var rfc3339: String {
         self.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+    }
+
+    /// Parses RFC 3339, with or without fractional seconds (query parameters, CLI options).
+    public init?(rfc3339 text: String) {
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            self = date
+        } else if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) {
+            self = date
+        } else {
+            return nil
+        }
     }
 }

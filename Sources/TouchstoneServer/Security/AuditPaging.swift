@@ -20,11 +20,11 @@ enum AuditPaging {
         }
         if let text = parameters["type"] { query.type = String(text.prefix(64)) }
         if let text = parameters["since"] {
-            guard let date = Self.parseDate(String(text)) else { throw APIError.invalidRequest("parameter 'since' is not an RFC 3339 time") }
+            guard let date = Date(rfc3339: String(text)) else { throw APIError.invalidRequest("parameter 'since' is not an RFC 3339 time") }
             query.since = date
         }
         if let text = parameters["until"] {
-            guard let date = Self.parseDate(String(text)) else { throw APIError.invalidRequest("parameter 'until' is not an RFC 3339 time") }
+            guard let date = Date(rfc3339: String(text)) else { throw APIError.invalidRequest("parameter 'until' is not an RFC 3339 time") }
             query.until = date
         }
         return query
@@ -51,11 +51,5 @@ enum AuditPaging {
         let id = String(text[text.index(after: separator)...])
         guard !id.isEmpty else { return nil }
         return AuditCursor(occurredAt: Date(timeIntervalSince1970: Double(millis) / 1000), id: id)
-    }
-
-    /// RFC 3339 with or without fractional seconds.
-    static func parseDate(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-        return try? Date(text, strategy: Date.ISO8601FormatStyle())
     }
 }
