@@ -204,6 +204,7 @@ let package = Package(
             name: "TouchstoneServerTests",
             dependencies: [
                 "TouchstoneTesting",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 "TouchstoneWebAuthn",
                 "TouchstoneServer",
                 "TouchstoneStore",
@@ -238,6 +239,10 @@ let package = Package(
             name: "TouchstoneCLITests",
             dependencies: [
                 "TouchstoneKit",
+                "TouchstoneWebAuthn",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 "TouchstoneStore",
                 "TouchstoneCrypto",
                 "TouchstoneTesting",

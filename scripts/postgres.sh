@@ -24,6 +24,15 @@ bindir() {
   echo "$found"
 }
 
+# The server must not keep open any descriptor its caller passed down (a test runner notices that a child ended when
+# the pipes it gave it close): close everything but the standard streams and bash's own script handle.
+close_inherited_fds() {
+  local fd
+  for fd in $(ls /proc/$$/fd); do
+    case "$fd" in 0 | 1 | 2 | 255) ;; *) eval "exec $fd>&-" 2>/dev/null || true ;; esac
+  done
+}
+
 as_owner() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -37,6 +46,7 @@ case "$cmd" in
       as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust --encoding=UTF8 --no-sync >/dev/null
     fi
     if ! as_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+      close_inherited_fds
       as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
         -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${PG_FSYNC:-off} -c max_connections=200" start >/dev/null
     fi

@@ -28,6 +28,15 @@ STATEMENTS = {
     "rate limit: take a token (takeRateLimitToken)": "INSERT INTO rate_limits (bucket, tat) VALUES (?, ?) "
     "ON CONFLICT (bucket) DO UPDATE SET tat = (CASE WHEN rate_limits.tat > ? THEN rate_limits.tat ELSE ? END) + ? "
     "WHERE (CASE WHEN rate_limits.tat > ? THEN rate_limits.tat ELSE ? END) + ? - ? <= ? RETURNING tat",
+    "password and PIN sign-in: address block (addressBlock)": "SELECT address, failures, last_failure_at, blocked_until "
+    "FROM address_failures WHERE address = ? AND blocked_until > ?",
+    "failed password or PIN: count per address (recordFailedCredentialCheck)": "INSERT INTO address_failures (address, "
+    "failures, window_started_at, last_failure_at, blocked_until) VALUES (?, 1, ?, ?, ?) ON CONFLICT (address) DO UPDATE "
+    "SET failures = CASE WHEN address_failures.window_started_at < ? THEN 1 ELSE address_failures.failures + 1 END, "
+    "window_started_at = CASE WHEN address_failures.window_started_at < ? THEN ? ELSE address_failures.window_started_at END, "
+    "last_failure_at = ?, blocked_until = CASE WHEN (CASE WHEN address_failures.window_started_at < ? THEN 1 "
+    "ELSE address_failures.failures + 1 END) >= ? THEN ? ELSE address_failures.blocked_until END "
+    "RETURNING address, failures, last_failure_at, blocked_until",
     "password sign-in: login failures": "SELECT failures, last_failure_at FROM login_failures WHERE bucket = ?",
     "PIN sign-in: count the attempt (beginPinAttempt)": "UPDATE registrations SET pin_failed_attempts = pin_failed_attempts + 1 "
     "WHERE id = ? AND status = 'active' AND pin_hash IS NOT NULL AND pin_disabled_at IS NULL AND pin_failed_attempts < ? "

@@ -169,6 +169,17 @@ public protocol TouchstoneStore: Sendable {
     func loginFailures(key: String) async throws -> LoginFailures?
     func clearLoginFailures(key: String) async throws
 
+    /// Counts a failed credential check (a wrong password or PIN) from `address`, atomically: a count whose window
+    /// (started by its first failure) is older than `window` starts again; when the count reaches `limit` the address
+    /// is blocked until `window` after this failure (and each further failure while blocked extends it).
+    func recordFailedCredentialCheck(address: String, limit: Int64, window: TimeInterval, at: Date) async throws -> AddressFailures
+    /// The address's block, if it is blocked at `at`.
+    func addressBlock(address: String, at: Date) async throws -> AddressFailures?
+    /// Every address blocked at `at`, the latest block first (at most `limit`).
+    func blockedAddresses(at: Date, limit: Int) async throws -> [AddressFailures]
+    /// Forgets an address's failures and block; returns whether it was blocked at `at`.
+    func clearAddressFailures(address: String, at: Date) async throws -> Bool
+
     // MARK: Administration
 
     func insertAdminKey(_ key: AdminKeyRecord) async throws

@@ -29,8 +29,8 @@ func withStore<T>(database: String?, _ body: (any TouchstoneStore, DatabaseLocat
 
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Manage the admin keys of the admin API (/v1/admin).",
-        subcommands: [CreateKey.self, ListKeys.self, RevokeKey.self]
+        abstract: "Manage the admin keys of the admin API (/v1/admin) and client addresses blocked after failed sign-ins.",
+        subcommands: [CreateKey.self, ListKeys.self, RevokeKey.self, BlockedAddressesCommand.self, Unblock.self]
     )
 
     struct CreateKey: AsyncParsableCommand {
@@ -87,6 +87,46 @@ struct Admin: AsyncParsableCommand {
                 throw ValidationError("no active admin key with id \(self.id)")
             }
             print("revoked \(self.id)")
+        }
+    }
+}
+
+extension Admin {
+    struct BlockedAddressesCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "blocked-addresses",
+            abstract: "List client addresses refused after too many failed password or PIN checks."
+        )
+
+        @Option(name: .long, help: "sqlite:PATH or postgres://... (TOUCHSTONE_DATABASE_URL).")
+        var database: String?
+
+        func run() async throws {
+            let blocked = try await withStore(database: self.database) { try await BlockedAddresses.list(store: $0) }
+            for entry in blocked {
+                let until = (entry.blockedUntil ?? entry.lastFailureAt).rfc3339
+                print("\(entry.address)  \(entry.failures) failures  blocked until \(until)")
+            }
+        }
+    }
+
+    struct Unblock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Lift the block of a client address (recorded in the audit trail as address.unblocked)."
+        )
+
+        @Argument(help: "The address, as blocked-addresses prints it.")
+        var address: String
+
+        @Option(name: .long, help: "sqlite:PATH or postgres://... (TOUCHSTONE_DATABASE_URL).")
+        var database: String?
+
+        func run() async throws {
+            let unblocked = try await withStore(database: self.database) {
+                try await BlockedAddresses.unblock(self.address, actor: "cli", store: $0)
+            }
+            guard unblocked else { throw ValidationError("\(self.address) is not blocked") }
+            print("unblocked \(self.address)")
         }
     }
 }

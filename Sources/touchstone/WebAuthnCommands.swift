@@ -19,7 +19,8 @@ struct WebAuthn: AsyncParsableCommand {
         @Option(name: .customLong("origin"), help: "An allowed origin (repeat for several).")
         var origins: [String]
 
-        @Option(name: .long, help: "The challenge the server issued, base64url.")
+        // Base64url values may begin with "-": take the next argument whatever it looks like.
+        @Option(name: .long, parsing: .unconditional, help: "The challenge the server issued, base64url.")
         var challenge: String
 
         @Flag(name: .customLong("require-user-verification"), help: "Fail unless the UV flag is set.")
@@ -116,13 +117,13 @@ struct WebAuthn: AsyncParsableCommand {
 
         @OptionGroup var relyingParty: RelyingPartyOptions
 
-        @Option(name: .customLong("public-key"), help: "The credential's COSE public key, base64url (from verify-registration).")
+        @Option(name: .customLong("public-key"), parsing: .unconditional, help: "The credential's COSE public key, base64url (from verify-registration).")
         var publicKey: String
 
         @Option(name: .customLong("sign-count"), help: "The stored signature counter.")
         var signCount: UInt32 = 0
 
-        @Option(name: .customLong("user-handle"), help: "The account's user handle, base64url, to check userHandle against.")
+        @Option(name: .customLong("user-handle"), parsing: .unconditional, help: "The account's user handle, base64url, to check userHandle against.")
         var userHandle: String?
 
         struct Output: Encodable {

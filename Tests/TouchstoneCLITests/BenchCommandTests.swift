@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SQLKit
 import Testing
+import TouchstoneTesting
 import TouchstoneStore
 
 /// `touchstone bench login` and `bench seed` against a real server: they must measure real ceremonies. (Numbers are
@@ -9,37 +10,18 @@ import TouchstoneStore
 struct BenchCommandTests {
     /// Runs the binary; returns the exit code, standard output and standard error. Blocking reads run off the pool.
     static func run(_ arguments: [String]) async throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = try ServerProcess.binary
-        process.arguments = arguments
-        let stdout = Pipe()
-        // Standard error goes to a file, so that neither pipe can fill up while the other is read.
-        let errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("bench-stderr-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
-        let errorFile = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        process.standardOutput = stdout
-        process.standardError = errorFile
-        try process.run()
-        let (status, output): (Int32, Data) = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let output = stdout.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, output))
-            }
-        }
-        try? errorFile.close()
-        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(atPath: errorPath)
-        return (status, String(decoding: output, as: UTF8.self), errors)
+        try await ChildProcess.run(try ServerProcess.binary.path, arguments)
     }
 
+    /// A throwaway database path; the caller removes it (``TemporaryFiles/remove(_:)``) in `defer`.
     static func temporaryDatabase() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("touchstone-bench-\(UUID().uuidString).sqlite").path
+        TemporaryFiles.path("touchstone-bench", suffix: ".sqlite")
     }
 
     @Test(arguments: ["biometric", "passkey"])
     func loginBenchRunsCompleteCeremonies(kind: String) async throws {
         let path = Self.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         // The server listens on a port it picks, so the passkey origin is set explicitly on both sides.
         let origin = "http://localhost:8443"
         let server = try await ServerProcess(database: "sqlite:\(path)", extraArguments: ["--origin", origin])
@@ -69,6 +51,7 @@ struct BenchCommandTests {
     @Test func loginBenchStopsWhenDevicesCannotEnrol() async throws {
         // Passkeys from an origin the server does not allow: enrolment fails, and the bench says why.
         let path = Self.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         let server = try await ServerProcess(database: "sqlite:\(path)")
         defer { server.stop() }
         let (status, _, errors) = try await Self.run([
@@ -87,6 +70,7 @@ struct BenchCommandTests {
 
     @Test func seedAddsActiveRegistrationsAServerCanUse() async throws {
         let path = Self.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         let (status, output, errors) = try await Self.run(["bench", "seed", "--database", "sqlite:\(path)", "--registrations", "250"])
         #expect(status == 0, "\(errors)")
         #expect(output.contains("added 250"))
@@ -113,26 +97,16 @@ struct BenchCommandTests {
     /// Every statement of a sign-in is an index lookup (docs/performance.md shows the same plans on 100,000 rows).
     @Test func signInStatementsNeverScanATable() async throws {
         let path = Self.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         let (status, _, errors) = try await Self.run(["bench", "seed", "--database", "sqlite:\(path)", "--registrations", "50"])
         #expect(status == 0, "\(errors)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/query_plans.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text: String = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
-        #expect(process.terminationStatus == 0, "\(text)")
+        let (planStatus, text, _) = try await ChildProcess.run("/usr/bin/env", ["python3", script, path])
+        #expect(planStatus == 0, "\(text)")
         #expect(text.contains("0 table scan(s)"), "\(text)")
-        // One index search per statement, except the two INSERTs (audit event, rate-limit upsert), which have no plan lines.
-        #expect(text.components(separatedBy: "SEARCH ").count - 1 == 16, "\(text)")
+        // One index search per statement, except the three INSERTs (audit event, rate-limit and address-failure upserts),
+        // which have no plan lines.
+        #expect(text.components(separatedBy: "SEARCH ").count - 1 == 17, "\(text)")
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import SQLKit
 import Testing
+import TouchstoneTesting
 import TouchstoneKit
 import TouchstoneStore
 
@@ -30,7 +31,8 @@ struct CrashSafetyTests {
         if engine == "postgres" {
             try await MultiInstanceTests.withSchema { url in try await Self.run(database: url, sqlitePath: nil) }
         } else {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString).sqlite").path
+            let path = TemporaryFiles.path("crash", suffix: ".sqlite")
+            defer { TemporaryFiles.remove(path) }
             try await Self.run(database: "sqlite:\(path)", sqlitePath: path)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TouchstoneTesting
 
 /// The committed fuzzing corpus replays through every fuzz target in a normal build (scripts/fuzz.sh runs the same
 /// targets under libFuzzer and AddressSanitizer).
@@ -35,19 +36,7 @@ struct FuzzCorpusTests {
     }
 
     static func run(_ arguments: [String]) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.binary)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }
-        }
+        let (status, output, _) = try await ChildProcess.run(try Self.binary, arguments)
+        return (status, output)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TouchstoneTesting
 import TouchstoneKit
 
 /// The operator's commands against a real server: admin keys, the audit export, and the soak test.
@@ -12,6 +13,7 @@ struct OperatorCommandTests {
 
     @Test func adminKeysAreShownOnceAndWorkUntilRevoked() async throws {
         let path = BenchCommandTests.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         let (status, output, errors) = try await BenchCommandTests.run(["admin", "create-key", "--name", "ops", "--database", "sqlite:\(path)"])
         #expect(status == 0, "\(errors)")
         let key = output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -34,8 +36,51 @@ struct OperatorCommandTests {
         #expect(againErrors.contains("no active admin key"))
     }
 
+    @Test func blockedAddressesAreListedAndUnblockedFromTheCLI() async throws {
+        let path = BenchCommandTests.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
+        let server = try await ServerProcess(
+            database: "sqlite:\(path)",
+            environment: ["TOUCHSTONE_RATE_LIMITS": "on", "TOUCHSTONE_FAILED_LOGINS_PER_ADDRESS": "2/10m"]
+        )
+        defer { server.stop() }
+        let api = TouchstoneClient(baseURL: server.baseURL)
+        _ = try await api.createUser(email: "blocked@example.com", password: "correct horse battery")
+        func signIn(_ email: String, _ password: String) async -> String {
+            do {
+                _ = try await api.signIn(email: email, password: password)
+                return "ok"
+            } catch let error as BiometricLoginError {
+                return error.serverCode ?? error.code.rawValue
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(await signIn("a@example.com", "guess") == "invalid_credentials")
+        #expect(await signIn("b@example.com", "guess") == "invalid_credentials")
+        #expect(await signIn("blocked@example.com", "correct horse battery") == "rate_limited")
+
+        let (listed, list, _) = try await BenchCommandTests.run(["admin", "blocked-addresses", "--database", "sqlite:\(path)"])
+        #expect(listed == 0)
+        #expect(list.hasPrefix("127.0.0.1  2 failures  blocked until "), "\(list)")
+        let (unblocked, message, _) = try await BenchCommandTests.run(["admin", "unblock", "127.0.0.1", "--database", "sqlite:\(path)"])
+        #expect(unblocked == 0)
+        #expect(message == "unblocked 127.0.0.1\n")
+        #expect(await signIn("blocked@example.com", "correct horse battery") == "ok")
+        let (again, _, againErrors) = try await BenchCommandTests.run(["admin", "unblock", "127.0.0.1", "--database", "sqlite:\(path)"])
+        #expect(again != 0)
+        #expect(againErrors.contains("127.0.0.1 is not blocked"))
+        let (_, empty, _) = try await BenchCommandTests.run(["admin", "blocked-addresses", "--database", "sqlite:\(path)"])
+        #expect(empty.isEmpty)
+        let (_, trail, _) = try await BenchCommandTests.run([
+            "audit", "export", "--since", "2000-01-01T00:00:00Z", "--type", "address.unblocked", "--database", "sqlite:\(path)",
+        ])
+        #expect(trail.contains("\"reason\":\"127.0.0.1 by cli\""), "\(trail)")
+    }
+
     @Test func auditExportWritesJSONLines() async throws {
         let path = BenchCommandTests.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         let server = try await ServerProcess(database: "sqlite:\(path)")
         let api = TouchstoneClient(baseURL: server.baseURL)
         let session = try await api.createUser(email: "export@example.com", password: "correct horse battery")
@@ -60,7 +105,8 @@ struct OperatorCommandTests {
         #expect(errors.contains("exported 3 events"))
 
         // Filters, and a file.
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl").path
+        let file = TemporaryFiles.path("audit", suffix: ".jsonl")
+        defer { TemporaryFiles.remove(file) }
         let (filtered, _, _) = try await BenchCommandTests.run([
             "audit", "export", "--type", "password_login", "--output", file, "--database", "sqlite:\(path)",
         ])
@@ -77,6 +123,7 @@ struct OperatorCommandTests {
 
     @Test func loadtestReportsAndPassesOnAHealthyServer() async throws {
         let path = BenchCommandTests.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         let origin = "http://localhost:8443"
         let server = try await ServerProcess(database: "sqlite:\(path)", extraArguments: ["--origin", origin])
         defer { server.stop() }
@@ -93,6 +140,7 @@ struct OperatorCommandTests {
 
     @Test func loadtestFailsWhenTheServerGoesAway() async throws {
         let path = BenchCommandTests.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
         let server = try await ServerProcess(database: "sqlite:\(path)")
         let url = server.baseURL.absoluteString
         // Kill the server shortly after the devices are enrolled: the run must fail, not report success.

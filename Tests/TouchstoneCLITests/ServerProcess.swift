@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TouchstoneTesting
 
 /// A `touchstone serve` process started from the built binary, as an operator would run it.
 final class ServerProcess: @unchecked Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
-    private let output: Pipe
+    private let output: FileHandle
     private let logLock = NSLock()
     private var logText = ""
 
@@ -28,26 +29,32 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
+    /// Two instances on one database, started at once (both migrate: the advisory lock makes that safe).
+    static func pair(database: String, environment: [String: String] = [:]) async throws -> (ServerProcess, ServerProcess) {
+        async let first = ServerProcess(database: database, environment: environment)
+        async let second = ServerProcess(database: database, environment: environment)
+        return try await (first, second)
+    }
+
     /// Starts `touchstone serve --port 0 ...` and waits for its "listening on" line to learn the port.
     init(database: String, extraArguments: [String] = [], environment: [String: String] = [:]) async throws {
-        let process = Process()
-        process.executableURL = try Self.binary
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database] + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["TOUCHSTONE_BCRYPT_COST"] = "4"
         // Load tests hammer one address and a few accounts; tests that want the limits turn them on.
         env["TOUCHSTONE_RATE_LIMITS"] = "off"
         env.merge(environment) { $1 }
-        process.environment = env
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        let process = try ChildProcess(
+            executable: try Self.binary.path,
+            arguments: ["serve", "--host", "127.0.0.1", "--port", "0", "--database", database] + extraArguments,
+            environment: env,
+            output: .pipe,
+            error: .sameAsOutput
+        )
 
         // Reading the pipe blocks: do it on a thread of its own, never on the cooperative pool (other tests' tasks,
         // which may hold database locks the server is waiting for, must keep running meanwhile). A server that says
         // nothing for a minute is terminated, which ends the read.
-        let handle = output.fileHandleForReading
+        guard let handle = process.standardOutput else { throw ProcessError("no output pipe") }
         let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
         let (port, buffer): (Int?, String) = await withCheckedContinuation { continuation in
@@ -74,7 +81,7 @@ final class ServerProcess: @unchecked Sendable {
             throw ProcessError("touchstone serve did not start listening:\n\(buffer)")
         }
         self.process = process
-        self.output = output
+        self.output = handle
         self.port = port
         self.logText = buffer
         // Keep draining the pipe so the server never blocks on a full pipe.
@@ -102,7 +109,8 @@ final class ServerProcess: @unchecked Sendable {
         Thread.detachNewThread {
             let deadline = Date().addingTimeInterval(15)
             while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.signal(SIGKILL)
+            process.waitUntilExit()
         }
     }
 
@@ -115,7 +123,10 @@ final class ServerProcess: @unchecked Sendable {
                 let deadline = Date().addingTimeInterval(timeout)
                 while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
                 let exited = !process.isRunning
-                if !exited { kill(process.processIdentifier, SIGKILL) }
+                if !exited {
+                    process.signal(SIGKILL)
+                    process.waitUntilExit()
+                }
                 continuation.resume(returning: exited)
             }
         }

@@ -1,5 +1,11 @@
+import Crypto
 import Foundation
+import SwiftASN1
 import Testing
+import TouchstoneCrypto
+import TouchstoneWebAuthn
+import X509
+import TouchstoneTesting
 
 /// `touchstone webauthn verify-*` on the specification's vectors, as a developer would paste a browser's JSON.
 struct WebAuthnCommandTests {
@@ -17,26 +23,10 @@ struct WebAuthnCommandTests {
     /// Runs the binary with `input` on stdin; returns the exit code and the parsed JSON it printed. The blocking pipe
     /// I/O runs on a thread of its own, off the cooperative pool.
     static func run(_ arguments: [String], input: [String: Any]) async throws -> (Int32, [String: Any]) {
-        let process = Process()
-        process.executableURL = try ServerProcess.binary
-        process.arguments = arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
         let payload = try JSONSerialization.data(withJSONObject: input)
-        let output: Data = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                stdin.fileHandleForWriting.write(payload)
-                try? stdin.fileHandleForWriting.close()
-                let output = stdout.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: output)
-            }
-        }
-        let json = (try? JSONSerialization.jsonObject(with: output)) as? [String: Any] ?? [:]
-        return (process.terminationStatus, json)
+        let (status, output, _) = try await ChildProcess.run(try ServerProcess.binary.path, arguments, input: Array(payload))
+        let json = (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any] ?? [:]
+        return (status, json)
     }
 
     static func caFile() throws -> String {
@@ -44,7 +34,7 @@ struct WebAuthnCommandTests {
         var base64 = der.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         let body = try #require(Data(base64Encoded: base64)).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("touchstone-ca-\(UUID().uuidString).pem").path
+        let path = TemporaryFiles.path("touchstone-ca", suffix: ".pem")
         try "-----BEGIN CERTIFICATE-----\n\(body)\n-----END CERTIFICATE-----\n".write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -56,10 +46,12 @@ struct WebAuthnCommandTests {
             "id": id, "rawId": id, "type": "public-key",
             "response": ["clientDataJSON": vector["clientDataJSON"]!, "attestationObject": vector["attestationObject"]!],
         ]
+        let caFile = try Self.caFile()
+        defer { TemporaryFiles.remove(caFile) }
         let (status, output) = try await Self.run(
             [
                 "webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge",
-                try #require(vector["challenge"] as? String), "--trust-anchor", try Self.caFile(), "--at", "2025-06-01T00:00:00Z",
+                try #require(vector["challenge"] as? String), "--trust-anchor", caFile, "--at", "2025-06-01T00:00:00Z",
             ],
             input: response
         )
@@ -98,5 +90,135 @@ struct WebAuthnCommandTests {
         let (malformed, garbage) = try await Self.run(arguments + ["--origin", "https://example.org"], input: ["nope": 1])
         #expect(malformed == 1)
         #expect((garbage["error"] as? [String: Any])?["code"] as? String == "malformed")
+    }
+}
+
+/// Issue #12, items 6 and 8: base64url values that begin with "-", and trust anchors that must be reached.
+struct WebAuthnCommandHardeningTests {
+    /// A passkey registered and asserted by the virtual authenticator with a challenge and user handle whose base64url
+    /// begins with "-" (a first byte of 0xF8 to 0xFB encodes as "-").
+    static func assertion() -> (challenge: String, userHandle: String, publicKey: String, response: [String: Any]) {
+        let challenge: [UInt8] = [0xF8] + (1...31).map { UInt8($0) }
+        let userHandle: [UInt8] = [0xFA, 1, 2, 3]
+        let authenticator = VirtualAuthenticator()
+        var credential = authenticator.register(rpId: "example.org", origin: "https://example.org", challenge: [1], userHandle: userHandle)
+            .credential
+        let assertion = authenticator.assert(&credential, origin: "https://example.org", challenge: challenge)
+        let id = Base64.urlEncode(assertion.credentialId)
+        let response: [String: Any] = [
+            "id": id, "rawId": id, "type": "public-key",
+            "response": [
+                "clientDataJSON": Base64.urlEncode(assertion.clientDataJSON),
+                "authenticatorData": Base64.urlEncode(assertion.authenticatorData),
+                "signature": Base64.urlEncode(assertion.signature), "userHandle": Base64.urlEncode(assertion.userHandle),
+            ],
+        ]
+        return (Base64.urlEncode(challenge), Base64.urlEncode(userHandle), Base64.urlEncode(credential.publicKeyCOSE), response)
+    }
+
+    @Test func optionValuesMayBeginWithADash() async throws {
+        let made = Self.assertion()
+        #expect(made.challenge.hasPrefix("-") && made.userHandle.hasPrefix("-"))
+        let common = ["webauthn", "verify-authentication", "--rp-id", "example.org", "--origin", "https://example.org"]
+        // Separated values.
+        let (separated, output) = try await WebAuthnCommandTests.run(
+            common + ["--challenge", made.challenge, "--public-key", made.publicKey, "--user-handle", made.userHandle],
+            input: made.response
+        )
+        #expect(separated == 0, "\(output)")
+        #expect(output["newSignCount"] as? Int == 1)
+        // Joined with "=".
+        let (joined, _) = try await WebAuthnCommandTests.run(
+            common + ["--challenge=\(made.challenge)", "--public-key=\(made.publicKey)", "--user-handle=\(made.userHandle)"],
+            input: made.response
+        )
+        #expect(joined == 0)
+        // A wrong challenge that also begins with "-" is read as a value and fails verification, not parsing.
+        let (wrong, error) = try await WebAuthnCommandTests.run(
+            common + ["--challenge", "-" + String(repeating: "A", count: made.challenge.count - 1), "--public-key", made.publicKey],
+            input: made.response
+        )
+        #expect(wrong == 1)
+        #expect((error["error"] as? [String: Any])?["code"] as? String == "challenge_mismatch")
+    }
+
+    static func registrationInput() throws -> ([String: Any], String) {
+        let vector = try WebAuthnCommandTests.vector("registrations", "PackedES256WithMDS")
+        let id = try #require(vector["credentialId"] as? String)
+        let response: [String: Any] = [
+            "id": id, "rawId": id, "type": "public-key",
+            "response": ["clientDataJSON": vector["clientDataJSON"]!, "attestationObject": vector["attestationObject"]!],
+        ]
+        return (response, try #require(vector["challenge"] as? String))
+    }
+
+    @Test func aCertificateOutsideItsValidityFailsWithTheStepCode() async throws {
+        let (response, challenge) = try Self.registrationInput()
+        let caFile = try WebAuthnCommandTests.caFile()
+        defer { TemporaryFiles.remove(caFile) }
+        let (status, output) = try await WebAuthnCommandTests.run(
+            [
+                "webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge", challenge,
+                "--trust-anchor", caFile, "--at", "2020-01-01T00:00:00Z",  // before the vector's certificates (2024-3024)
+            ],
+            input: response
+        )
+        #expect(status == 1)
+        let error = try #require(output["error"] as? [String: Any])
+        #expect(error["code"] as? String == "untrusted_attestation")
+        #expect((error["message"] as? String)?.contains("not valid at") == true)
+    }
+
+    @Test func aChainThatReachesNoAnchorFailsWithTheStepCode() async throws {
+        let (response, challenge) = try Self.registrationInput()
+        // A root of our own: the vector's chain does not lead to it.
+        let otherRoot = try TestAppAttestDevice(appId: "A.b").root
+        let path = TemporaryFiles.path("other-root", suffix: ".pem")
+        defer { TemporaryFiles.remove(path) }
+        try otherRoot.serializeAsPEM().pemString.write(toFile: path, atomically: true, encoding: .utf8)
+        let (status, output) = try await WebAuthnCommandTests.run(
+            [
+                "webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge", challenge,
+                "--trust-anchor", path, "--at", "2025-06-01T00:00:00Z",
+            ],
+            input: response
+        )
+        #expect(status == 1)
+        #expect((output["error"] as? [String: Any])?["code"] as? String == "untrusted_attestation")
+        // Without anchors the attestation is reported, untrusted, as before.
+        let (plain, reported) = try await WebAuthnCommandTests.run(
+            [
+                "webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge", challenge,
+                "--at", "2025-06-01T00:00:00Z",
+            ],
+            input: response
+        )
+        #expect(plain == 0)
+        #expect(reported["attestationTrusted"] as? Bool == false)
+    }
+
+    @Test func ed25519KeysOfSmallOrderFailVerification() async throws {
+        // A "none" registration whose credential key is the identity point.
+        let cose = CBOREncoder.encode(
+            .map([.int(1): .int(1), .int(3): .int(-8), .int(-1): .int(6), .int(-2): .bytes(Ed25519Vectors.smallOrder[0].bytes)])
+        )
+        let challenge: [UInt8] = Array(repeating: 5, count: 32)
+        let clientData = VirtualAuthenticator.clientData(type: "webauthn.create", challenge: challenge, origin: "https://example.org")
+        var authData = Array(SHA256.hash(data: Array("example.org".utf8)))
+        authData += [0x45, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0, 4, 1, 2, 3, 4] + cose
+        let object = CBOREncoder.encode(.map([.text("fmt"): .text("none"), .text("attStmt"): .map([:]), .text("authData"): .bytes(authData)]))
+        let id = Base64.urlEncode([1, 2, 3, 4])
+        let (status, output) = try await WebAuthnCommandTests.run(
+            [
+                "webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge",
+                Base64.urlEncode(challenge),
+            ],
+            input: [
+                "id": id, "rawId": id, "type": "public-key",
+                "response": ["clientDataJSON": Base64.urlEncode(clientData), "attestationObject": Base64.urlEncode(object)],
+            ]
+        )
+        #expect(status == 1)
+        #expect((output["error"] as? [String: Any])?["code"] as? String == "unsupported_key")
     }
 }

@@ -12,7 +12,8 @@ struct EndToEndTests {
         let configuration = TestServer.configuration()
         try await TestServer.run(.live, configuration: configuration) { client in
             let port = try #require(client.port)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("touchstone-e2e-\(UUID().uuidString)")
+            let directory = URL(fileURLWithPath: TemporaryFiles.path("touchstone-e2e"))
+            defer { TemporaryFiles.remove(directory.path) }
             let api = TouchstoneClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
             let biometrics = BiometricLogin(
                 client: api,
@@ -37,9 +38,12 @@ struct EndToEndTests {
             // The server refuses the old registration too, not just the SDK.
             let start = try await client.request(.post, "/v1/biometrics/authentications/start", json: ["registrationId": registration.id])
             #expect(start.errorCode == "registration_revoked")
+            // Everything acknowledged was written to the SQLite file (which the helper removes after the run).
+            guard case .sqliteFile(let path) = configuration.database else { return }
+            #expect(FileManager.default.fileExists(atPath: path))
         }
-        // Everything acknowledged was written to the SQLite file.
-        guard case .sqliteFile(let path) = configuration.database else { return }
-        #expect(FileManager.default.fileExists(atPath: path))
+        if case .sqliteFile(let path) = configuration.database {
+            #expect(!FileManager.default.fileExists(atPath: path), "the test helper removes the database it created")
+        }
     }
 }

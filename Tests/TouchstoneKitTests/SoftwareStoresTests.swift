@@ -2,15 +2,19 @@ import Foundation
 import Testing
 import TouchstoneCrypto
 import TouchstoneKit
+import TouchstoneTesting
 
 struct SoftwareStoresTests {
+    /// A directory in this process's ``TemporaryFiles/directory`` (removed with it; the tests remove theirs too).
     static func temporaryDirectory() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("touchstone-kit-\(UUID().uuidString)")
+        URL(fileURLWithPath: TemporaryFiles.path("touchstone-kit"))
     }
 
     @Test(arguments: SignatureAlgorithm.allCases)
     func softwareKeysSignWhatTheServerVerifies(algorithm: SignatureAlgorithm) async throws {
-        let store = try SoftwareKeyStore(directory: Self.temporaryDirectory())
+        let directory = Self.temporaryDirectory()
+        defer { TemporaryFiles.remove(directory.path) }
+        let store = try SoftwareKeyStore(directory: directory)
         let publicKey = try await store.createKey(tag: "k", algorithm: algorithm, policy: .biometryCurrentSet)
         let key = try DevicePublicKey(bytes: publicKey.bytes, algorithm: algorithm)
         let message = Array("challenge".utf8)
@@ -27,6 +31,7 @@ struct SoftwareStoresTests {
 
     @Test func keyFilesArePrivateAndSurviveReopening() async throws {
         let directory = Self.temporaryDirectory()
+        defer { TemporaryFiles.remove(directory.path) }
         let store = try SoftwareKeyStore(directory: directory)
         let publicKey = try await store.createKey(tag: "touchstone.abc", algorithm: .es256, policy: .biometryAny)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
@@ -59,6 +64,7 @@ struct SoftwareStoresTests {
 
     @Test func fileStateStoreKeepsEnrolmentAndAStableDeviceId() async throws {
         let directory = Self.temporaryDirectory()
+        defer { TemporaryFiles.remove(directory.path) }
         let store = try FileStateStore(directory: directory)
         let deviceId = try await store.deviceId()
         #expect(try await store.deviceId() == deviceId)

@@ -14,7 +14,7 @@ struct AccountTests {
             let response = try await client.request(
                 .post,
                 "/v1/users",
-                json: ["email": "  Ana@Example.COM ", "password": "correct horse", "displayName": "Ana"]
+                json: ["email": "Ana@Example.COM", "password": "correct horse", "displayName": "Ana"]
             )
             #expect(response.status == .created)
             #expect(response.value("user", "email") == "ana@example.com")
@@ -52,7 +52,10 @@ struct AccountTests {
         (["email": "a b@example.com", "password": "12345678"], "email"),
         (["password": "12345678"], "email"),
         (["email": "a@example.com"], "password"),
-        (["email": "a@example.com", "password": String(repeating: "x", count: 73)], "password"),
+        (["email": "a@example.com", "password": String(repeating: "x", count: 1025)], "password"),
+        (["email": " a@example.com", "password": "12345678"], "email"),
+        (["email": "a@example.com\u{0}", "password": "12345678"], "email"),
+        (["email": "a@example.com", "password": "12345678", "displayName": "Ana\u{7}"], "displayName"),
         (["email": "a@example.com", "password": "12345678", "displayName": String(repeating: "n", count: 201)], "displayName"),
     ] as [([String: String], String)])
     func invalidSignUpIsRejectedNamingTheField(body: [String: String], field: String) async throws {
@@ -76,7 +79,6 @@ struct AccountTests {
             for body in [
                 ["email": "sign-in@example.com", "password": "wrong password"],
                 ["email": "nobody@example.com", "password": Flow.password],
-                ["email": "", "password": ""],
             ] {
                 let response = try await client.request(.post, "/v1/sessions", json: body)
                 #expect(response.status == .unauthorized)

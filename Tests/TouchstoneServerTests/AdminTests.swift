@@ -15,14 +15,7 @@ struct AdminTests {
         clock: ManualClock = ManualClock(),
         _ body: @Sendable (any TestClientProtocol, String, any TouchstoneStore) async throws -> Void
     ) async throws {
-        let configuration = TestServer.configuration()
-        guard case .sqliteFile(let path) = configuration.database else { return }
-        let store = try await SQLTouchstoneStore.sqlite(.file(path: path), logger: Logger(label: "test"))
-        try await store.migrate()
-        let (key, _) = try await AdminKeys.create(name: "ops", store: store)
-        try await TestServer.run(configuration: configuration, clock: clock, store: store) { client in
-            try await body(client, key, store)
-        }
+        try await TestServer.runWithAdminKey(clock: clock, body)
     }
 
     @Test func onlyAdminKeysGetIn() async throws {

@@ -89,6 +89,7 @@ struct AuditTests {
         var dependencies = TestServer.dependencies(clock: clock)
         dependencies.logger = logger
         let configuration = TestServer.configuration { $0.logLevel = .trace }
+        defer { TestServer.removeDatabase(of: configuration) }
         let password = "Pa55word-\(UUID().uuidString)"
         let pin = "73519"
         let app = try await buildApplication(configuration: configuration, dependencies: dependencies)

@@ -80,6 +80,12 @@ struct FailingStore: TouchstoneStore {
 
     func migrate() async throws {}
     func checkHealth() async throws { throw self.error }
+    func recordFailedCredentialCheck(address: String, limit: Int64, window: TimeInterval, at: Date) async throws -> AddressFailures {
+        throw self.error
+    }
+    func addressBlock(address: String, at: Date) async throws -> AddressFailures? { throw self.error }
+    func blockedAddresses(at: Date, limit: Int) async throws -> [AddressFailures] { throw self.error }
+    func clearAddressFailures(address: String, at: Date) async throws -> Bool { throw self.error }
     func shutdown() async throws {}
     func insertUser(_ user: UserRecord) async throws { throw self.error }
     func user(id: String) async throws -> UserRecord? { throw self.error }

@@ -53,6 +53,28 @@ struct HostileInputTests {
         return (account.token, try #require(try JSONSerialization.jsonObject(with: Data(response)) as? [String: Any]))
     }
 
+    /// Registers a passkey whose well-formed "none" attestation carries `cose` as the credential public key.
+    static func registerPasskey(_ client: any TestClientProtocol, cose: [UInt8]) async throws -> JSONTestResponse {
+        let credentialId = [UInt8](repeating: 7, count: 16)
+        var authData = Array(SHA256.hash(data: Array("app.example".utf8)))
+        authData += [0x45, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0, 16] + credentialId + cose
+        let attestation = CBOREncoder.encode(
+            .map([.text("fmt"): .text("none"), .text("attStmt"): .map([:]), .text("authData"): .bytes(authData)])
+        )
+        var (token, object) = try await Self.passkeyRegistration(client)
+        var inner = try #require(object["response"] as? [String: Any])
+        inner["attestationObject"] = Base64.urlEncode(attestation)
+        object["response"] = inner
+        object["id"] = Base64.urlEncode(credentialId)
+        object["rawId"] = Base64.urlEncode(credentialId)
+        return try await client.request(
+            .post,
+            "/v1/passkeys/registrations/verify",
+            token: token,
+            raw: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        )
+    }
+
     /// Posts a registration response with `response.<field>` replaced by `bytes` (base64url).
     static func verifyRegistration(
         _ client: any TestClientProtocol,
@@ -371,24 +393,7 @@ struct HostileInputTests {
                     .int(-2): .bytes([UInt8](repeating: 1, count: 32)), .int(-3): .bytes([UInt8](repeating: 1, count: 32)),
                 ])
             )
-            let credentialId = [UInt8](repeating: 7, count: 16)
-            var authData = Array(SHA256.hash(data: Array("app.example".utf8)))
-            authData += [0x45, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0, 16] + credentialId + cose
-            let attestation = CBOREncoder.encode(
-                .map([.text("fmt"): .text("none"), .text("attStmt"): .map([:]), .text("authData"): .bytes(authData)])
-            )
-            var (token, object) = try await Self.passkeyRegistration(client)
-            var inner = try #require(object["response"] as? [String: Any])
-            inner["attestationObject"] = Base64.urlEncode(attestation)
-            object["response"] = inner
-            object["id"] = Base64.urlEncode(credentialId)
-            object["rawId"] = Base64.urlEncode(credentialId)
-            let response = try await client.request(
-                .post,
-                "/v1/passkeys/registrations/verify",
-                token: token,
-                raw: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
-            )
+            let response = try await Self.registerPasskey(client, cose: cose)
             #expect(response.errorCode == "invalid_passkey_registration")
             #expect(Self.message(response) == "unsupported_key: invalid ES256 public key")
         }

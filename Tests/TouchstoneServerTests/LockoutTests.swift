@@ -15,7 +15,8 @@ struct LockoutTests {
         return try await flow.finishLogin(registrationId, challenge: challenge, signature: TestDeviceKey(.es256).signed(challenge))
     }
 
-    static let configuration = TestServer.configuration { $0.lockoutThreshold = 3 }
+    /// A fresh database for each test (``TestServer/run(_:configuration:clock:store:_:)`` removes it afterwards).
+    static var configuration: TouchstoneConfiguration { TestServer.configuration { $0.lockoutThreshold = 3 } }
 
     @Test func consecutiveFailuresLockAndTheOwnerUnlocks() async throws {
         try await TestServer.run(configuration: Self.configuration) { client in

@@ -103,7 +103,10 @@ struct PasskeyEnumerationTests {
             #expect(ghost.count == 1 && none.count == 1 && real.count == 1)
             #expect(ghost != none)
             #expect(try await allowed("nobody@example.com") == ghost)  // stable: asking twice reveals nothing
-            #expect(try await allowed("NOBODY@example.com ") == ghost)  // normalised like the real lookup
+            #expect(try await allowed("NOBODY@example.com") == ghost)  // normalised like the real lookup
+            // A malformed address is refused like everywhere else (which tells nothing about accounts).
+            let malformed = try await client.request(.post, "/v1/passkeys/authentications/options", json: ["email": "nobody@example.com "])
+            #expect(malformed.status == .badRequest && malformed.errorCode == "invalid_request")
             #expect(ghost.first?.count == 22)  // 16 bytes base64url, like a typical credential id
         }
     }

@@ -152,6 +152,7 @@ struct RateLimitTests {
         #expect(RateLimit("0/minute") == nil)
         #expect(RateLimit("ten/minute") == nil)
         #expect(RateLimit("10/fortnight") == nil)
+        #expect(RateLimit("300/5m") == RateLimit(capacity: 300, interval: 1))
         let configuration = try TouchstoneConfiguration(environment: [
             "TOUCHSTONE_RATE_LIMITS": "off", "TOUCHSTONE_RATE_LIMIT_PER_ADDRESS": "100/minute",
             "TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT": "5/minute", "TOUCHSTONE_TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2",

@@ -109,7 +109,8 @@ struct SystemTests {
                 ("/v1/pin/authentications", "post"), ("/v1/admin/users", "get"), ("/v1/admin/users/{id}", "get"),
                 ("/v1/admin/users/{id}/sign-out", "post"), ("/v1/admin/registrations/{id}", "delete"),
                 ("/v1/admin/passkeys/{id}", "delete"), ("/v1/admin/events", "get"), ("/v1/admin/policy", "get"),
-                ("/v1/admin/policy", "patch"),
+                ("/v1/admin/policy", "patch"), ("/v1/admin/blocked-addresses", "get"),
+                ("/v1/admin/blocked-addresses/{address}", "delete"),
             ]
             for (path, method) in routes {
                 #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")
@@ -174,6 +175,7 @@ struct SystemTests {
 
     @Test func unreadableTrustAnchorsStopTheServerFromStarting() async throws {
         let configuration = TestServer.configuration { $0.passkeys.trustAnchorFiles = ["/nonexistent/roots.pem"] }
+        defer { TestServer.removeDatabase(of: configuration) }
         await #expect(throws: ConfigurationError.self) {
             _ = try await buildApplication(configuration: configuration, dependencies: TestServer.dependencies(clock: ManualClock()))
         }

@@ -23,13 +23,14 @@ import TouchstoneStore
         }
     }
 
-    private func cleanUp(_ executor: SQLiteExecutor, _ path: String) async throws {
-        try await executor.shutdown()
+    /// Removes a test database and its WAL files; called in `defer`, so also when a test fails.
+    private static func removeFiles(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     @Test func concurrentWritesShareCommitsAndAllPersist() async throws {
         let (executor, path) = try await self.open()
+        defer { Self.removeFiles(path) }
         let before = executor.commitStatistics
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<300 {
@@ -50,11 +51,12 @@ import TouchstoneStore
         // Everything acknowledged is on disk: a new connection sees it.
         let reopened = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
         #expect(try await self.count(reopened) == 300)
-        try await self.cleanUp(reopened, path)
+        try await reopened.shutdown()
     }
 
     @Test func aFailingTransactionRollsBackAloneInsideABatch() async throws {
         let (executor, path) = try await self.open()
+        defer { Self.removeFiles(path) }
         let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             for index in 0..<40 {
                 group.addTask {
@@ -81,11 +83,12 @@ import TouchstoneStore
         }
         let expected = (0..<40).filter { $0 % 4 != 0 }.flatMap { [$0 * 2, $0 * 2 + 1] }
         #expect(ids == expected)
-        try await self.cleanUp(executor, path)
+        try await executor.shutdown()
     }
 
     @Test func aConstraintViolationFailsOnlyItsOwnStatement() async throws {
         let (executor, path) = try await self.open()
+        defer { Self.removeFiles(path) }
         let results = try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<60 {
                 group.addTask {
@@ -107,11 +110,12 @@ import TouchstoneStore
         let failed = results.filter { !$0 }.count
         #expect(failed == 20)
         #expect(try await self.count(executor) == 40)
-        try await self.cleanUp(executor, path)
+        try await executor.shutdown()
     }
 
     @Test func shutdownAnswersEveryOperationAndKeepsWhatItAcknowledged() async throws {
         let (executor, path) = try await self.open()
+        defer { Self.removeFiles(path) }
         // Writes race the shutdown: each is either acknowledged (and then on disk) or refused, never left hanging.
         let acknowledged = try await withThrowingTaskGroup(of: Int?.self) { group in
             for index in 0..<50 {
@@ -141,7 +145,7 @@ import TouchstoneStore
             try await db.raw("SELECT id FROM items").all().map { try $0.decode(column: "id", as: Int.self) }
         }
         #expect(Set(stored) == acknowledged)
-        try await self.cleanUp(reopened, path)
+        try await reopened.shutdown()
     }
 
     @Test func aReadConnectionServesOneOperationAtATime() async throws {
@@ -149,6 +153,7 @@ import TouchstoneStore
         // see the row. Had it run on the busy connection beside the long statement, it would have shared that
         // statement's older snapshot and missed the row.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("lease-\(UUID().uuidString).sqlite").path
+        defer { Self.removeFiles(path) }
         let executor = try await SQLiteExecutor.open(.file(path: path), readConnections: 1, logger: Logger(label: "test"))
         try await executor.withTransaction { db in try await db.raw("CREATE TABLE items (id INTEGER PRIMARY KEY)").run() }
         let longRead = Task {
@@ -168,6 +173,6 @@ import TouchstoneStore
         }
         #expect(seen == 1)
         #expect(try await longRead.value == 2_000_000)
-        try await self.cleanUp(executor, path)
+        try await executor.shutdown()
     }
 }

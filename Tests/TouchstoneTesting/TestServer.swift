@@ -20,9 +20,17 @@ public enum TestServer {
         return configuration
     }
 
-    /// A unique path for a throwaway SQLite database.
+    /// A unique path for a throwaway SQLite database, in ``TemporaryFiles/directory``; ``run(_:configuration:clock:store:_:)``
+    /// removes it when the run ends.
     public static func temporaryDatabasePath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("touchstone-test-\(UUID().uuidString).sqlite").path
+        TemporaryFiles.path("touchstone-test", suffix: ".sqlite")
+    }
+
+    /// Removes the configuration's database file if it is one of ``temporaryDatabasePath()``'s.
+    public static func removeDatabase(of configuration: TouchstoneConfiguration) {
+        if case .sqliteFile(let path) = configuration.database, path.hasPrefix(TemporaryFiles.directory.path) {
+            TemporaryFiles.remove(path)
+        }
     }
 
     /// Dependencies with the manual clock and the system's random generator.
@@ -33,6 +41,25 @@ public enum TestServer {
         return dependencies
     }
 
+    /// Runs the application on the configuration's SQLite file, opened here with one admin key (`ops`); `body` gets the
+    /// client, the key and the store.
+    public static func runWithAdminKey(
+        _ setup: TestingSetup = .router,
+        configuration: TouchstoneConfiguration = TestServer.configuration(),
+        clock: ManualClock = ManualClock(),
+        _ body: @Sendable (any TestClientProtocol, String, any TouchstoneStore) async throws -> Void
+    ) async throws {
+        guard case .sqliteFile(let path) = configuration.database else {
+            preconditionFailure("runWithAdminKey needs a SQLite file database")
+        }
+        let store = try await SQLTouchstoneStore.sqlite(.file(path: path), logger: Logger(label: "test"))
+        try await store.migrate()
+        let (key, _) = try await AdminKeys.create(name: "ops", store: store)
+        try await Self.run(setup, configuration: configuration, clock: clock, store: store) { client in
+            try await body(client, key, store)
+        }
+    }
+
     /// Builds the application and runs `body` with a client, in process (`.router`) or over loopback (`.live`).
     public static func run<Value: Sendable>(
         _ setup: TestingSetup = .router,
@@ -41,6 +68,7 @@ public enum TestServer {
         store: (any TouchstoneStore)? = nil,
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
+        defer { Self.removeDatabase(of: configuration) }
         let app = try await buildApplication(
             configuration: configuration,
             dependencies: dependencies(clock: clock, store: store)

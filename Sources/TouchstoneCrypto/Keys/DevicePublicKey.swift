@@ -80,6 +80,12 @@ public struct DevicePublicKey: Sendable, Hashable {
             self.spkiDERRepresentation = [UInt8](key.derRepresentation)
         case .eddsa:
             let raw = try Self.ed25519Key(from: bytes)
+            // swift-crypto takes any 32 bytes; a device key must be a canonical point of the prime-order subgroup.
+            do {
+                try Ed25519KeyValidation.validate(raw)
+            } catch {
+                throw .invalidPublicKey(error.description)
+            }
             guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else {
                 throw .invalidPublicKey("not an Ed25519 public key")
             }
@@ -175,19 +181,34 @@ extension DevicePublicKey {
             let modulus = try sequence.readUnsignedInteger()
             let exponent = try sequence.readUnsignedInteger()
             try sequence.expectEnd()
-            let bits = Self.bitLength(modulus)
-            guard bits >= 2048 else { throw DeviceKeyError.weakKey("RSA modulus is \(bits) bits; at least 2048 required") }
-            guard bits <= 8192 else { throw DeviceKeyError.invalidPublicKey("RSA modulus over 8192 bits") }
-            guard exponent.count <= 4, let last = exponent.last, last & 1 == 1,
-                exponent.reduce(0, { ($0 << 8) | Int($1) }) >= 65537
-            else {
-                throw DeviceKeyError.weakKey("RSA public exponent must be odd, at least 65537 and at most 32 bits")
-            }
+            try Self.checkRSA(modulus: modulus, exponent: exponent)
             return (Array(modulus), Array(exponent))
         } catch let error as DeviceKeyError {
             throw error
         } catch {
             throw .invalidPublicKey("not an RSA public key (SPKI or PKCS#1 DER)")
+        }
+    }
+
+    /// The checks every RSA public key passes before it is accepted, whatever it came in (a device key, a COSE key):
+    /// a 2048–8192-bit odd modulus and an odd public exponent of at least 65537 and at most 32 bits.
+    ///
+    /// - Parameters:
+    ///   - modulus: The modulus, big-endian, without leading zero bytes or with them.
+    ///   - exponent: The public exponent, big-endian.
+    public static func checkRSA(modulus: some Collection<UInt8>, exponent: some Collection<UInt8>) throws(DeviceKeyError) {
+        let modulus = ArraySlice(modulus.drop(while: { $0 == 0 }))
+        let exponent = ArraySlice(exponent.drop(while: { $0 == 0 }))
+        let bits = Self.bitLength(modulus)
+        guard bits >= 2048 else { throw DeviceKeyError.weakKey("RSA modulus is \(bits) bits; at least 2048 required") }
+        guard bits <= 8192 else { throw DeviceKeyError.invalidPublicKey("RSA modulus over 8192 bits") }
+        guard let lastModulusByte = modulus.last, lastModulusByte & 1 == 1 else {
+            throw DeviceKeyError.invalidPublicKey("an RSA modulus is odd")
+        }
+        guard exponent.count <= 4, let last = exponent.last, last & 1 == 1,
+            exponent.reduce(0, { ($0 << 8) | Int($1) }) >= 65537
+        else {
+            throw DeviceKeyError.weakKey("RSA public exponent must be odd, at least 65537 and at most 32 bits")
         }
     }
 

@@ -194,6 +194,10 @@ public struct TouchstoneConfiguration: Sendable {
             }
             self.rateLimits.loginFailureThreshold = threshold
         }
+        if let value = environment["TOUCHSTONE_FAILED_LOGINS_PER_ADDRESS"] {
+            guard let limit = FailureLimit(value) else { throw ConfigurationError("TOUCHSTONE_FAILED_LOGINS_PER_ADDRESS", value) }
+            self.rateLimits.failedCredentialsPerAddress = limit
+        }
         if let list = environment["TOUCHSTONE_TRUSTED_PROXIES"] {
             self.rateLimits.trustedProxies = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }

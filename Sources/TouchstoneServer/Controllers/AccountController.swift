@@ -28,32 +28,25 @@ struct AccountController {
 
     struct CreateUserInput: Decodable {
         var email: String
-        var password: String
+        var password: InputRules.Password
         var displayName: String?
 
         enum CodingKeys: CodingKey { case email, password, displayName }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.email = try container.decodeString(.email, maxLength: 254)
-            self.password = try container.decodeString(.password, maxLength: 72, allowEmpty: true)
-            self.displayName = try container.decodeStringIfPresent(.displayName, maxLength: 200)
+            self.email = try container.decodeEmail(.email)
+            self.password = try container.decodePassword(.password, isNew: true)
+            self.displayName = try container.decodeDisplayTextIfPresent(.displayName)
         }
     }
 
     @Sendable func createUser(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: CreateUserInput.self, context: context)
-        guard let email = Self.normalizedEmail(input.email) else {
-            throw APIError.invalidRequest("field 'email' is not a valid email address")
-        }
-        try await self.limiter.checkAccount("account:\(email)")
-        // bcrypt reads at most 72 bytes; longer passwords are refused rather than silently truncated.
-        guard input.password.count >= 8 else {
-            throw APIError.invalidRequest("field 'password' must be at least 8 characters")
-        }
+        try await self.limiter.checkAccount("account:\(input.email)")
         let user = UserRecord(
             id: self.secrets.newIdentifier(),
-            email: email,
+            email: input.email,
             displayName: input.displayName,
             passwordHash: try await self.hasher.hash(input.password),
             createdAt: self.now()
@@ -70,32 +63,38 @@ struct AccountController {
 
     struct SignInInput: Decodable {
         var email: String
-        var password: String
+        var password: InputRules.Password
 
         enum CodingKeys: CodingKey { case email, password }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.email = try container.decodeString(.email, maxLength: 254, allowEmpty: true)
-            self.password = try container.decodeString(.password, maxLength: 1024, allowEmpty: true)
+            self.email = try container.decodeEmail(.email)
+            self.password = try container.decodePassword(.password, isNew: false)
         }
     }
 
     @Sendable func signIn(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: SignInInput.self, context: context)
-        let email = Self.normalizedEmail(input.email)
-        // Limits and throttling are keyed by the email as given, whether or not such an account exists, so that they
-        // reveal nothing about which accounts exist.
-        let accountKey = email ?? input.email.lowercased()
-        let user = try await email.asyncFlatMap { try await self.store.user(email: $0) }
+        let email = input.email
+        // Limits and throttling are keyed by the (normalised) email whether or not such an account exists, so that
+        // they reveal nothing about which accounts exist.
+        let user = try await self.store.user(email: email)
         return try await self.audit.failures(.passwordLogin, userId: user?.id) {
-            try await self.limiter.checkAccount("account:\(accountKey)", userId: user?.id)
-            try await self.limiter.checkLogin(email: accountKey)
-            guard try await self.hasher.verify(input.password, hash: user?.passwordHash), let user else {
-                try await self.limiter.loginFailed(email: accountKey)
+            try await self.limiter.checkFailedCredentials(client: context.client)
+            try await self.limiter.checkAccount("account:\(email)", userId: user?.id)
+            try await self.limiter.checkLogin(email: email)
+            let verification = try await self.hasher.verify(input.password, hash: user?.passwordHash)
+            guard verification != .mismatch, let user else {
+                try await self.limiter.loginFailed(email: email)
+                try await self.limiter.credentialCheckFailed(client: context.client, userId: user?.id)
                 throw APIError.invalidCredentials
             }
-            try await self.limiter.loginSucceeded(email: accountKey)
+            if verification == .matchNeedingRehash {
+                // A hash from before the pre-hashing scheme: replace it now that the password is known.
+                _ = try await self.store.updatePassword(userId: user.id, passwordHash: try await self.hasher.hash(input.password))
+            }
+            try await self.limiter.loginSucceeded(email: email)
             // A password sign-in gives back the PINs that too many wrong attempts disabled.
             for registrationId in try await self.store.reenablePins(userId: user.id) {
                 try await self.audit.record(.pinReenabled, .info, userId: user.id, registrationId: registrationId)
@@ -122,13 +121,13 @@ struct AccountController {
     }
 
     struct ChangePasswordInput: Decodable {
-        var newPassword: String
+        var newPassword: InputRules.Password
 
         enum CodingKeys: CodingKey { case newPassword }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.newPassword = try container.decodeString(.newPassword, maxLength: 72, allowEmpty: true)
+            self.newPassword = try container.decodePassword(.newPassword, isNew: true)
         }
     }
 
@@ -140,9 +139,6 @@ struct AccountController {
         let identity = try context.requireIdentity()
         try self.sessions.requireRecentPassword(identity, within: self.reauthenticationWindow)
         let input = try await request.decodeJSON(as: ChangePasswordInput.self, context: context)
-        guard input.newPassword.count >= 8 else {
-            throw APIError.invalidRequest("field 'newPassword' must be at least 8 characters")
-        }
         guard try await self.store.updatePassword(userId: identity.user.id, passwordHash: try await self.hasher.hash(input.newPassword))
         else {
             throw APIError.unauthenticated("the account no longer exists")
@@ -158,29 +154,5 @@ struct AccountController {
         var query = try AuditPaging.query(from: request.uri.queryParameters, maximumLimit: 100)
         query.userId = identity.user.id
         return JSONResponse(.ok, try await AuditPaging.page(query, store: self.store))
-    }
-
-    /// Trims and lowercases an address, or returns `nil` when it is not plausibly an email address.
-    static func normalizedEmail(_ raw: String) -> String? {
-        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard email.utf8.count <= 254, parts.count == 2 else { return nil }
-        let (local, domain) = (parts[0], parts[1])
-        guard !local.isEmpty, local.utf8.count <= 64, domain.contains("."), !domain.hasPrefix("."), !domain.hasSuffix("."),
-            !domain.contains("..")
-        else {
-            return nil
-        }
-        guard !email.contains(where: { $0.isWhitespace || $0.isNewline || $0 == "<" || $0 == ">" || $0 == "," }) else {
-            return nil
-        }
-        return email
-    }
-}
-
-extension Optional {
-    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async throws -> U?) async rethrows -> U? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }

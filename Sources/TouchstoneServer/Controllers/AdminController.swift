@@ -22,6 +22,8 @@ struct AdminController {
         admin.get("/events", use: self.events)
         admin.get("/policy", use: self.readPolicy)
         admin.patch("/policy", use: self.changePolicy)
+        admin.get("/blocked-addresses", use: self.blockedAddresses)
+        admin.delete("/blocked-addresses/:address", use: self.unblockAddress)
     }
 
     /// Who did it, for the audit trail: the admin key's name.
@@ -114,6 +116,45 @@ struct AdminController {
         return JSONResponse(.ok, try await AuditPaging.page(query, store: self.store))
     }
 
+    struct BlockedAddressList: Encodable {
+        struct Entry: Encodable {
+            var address: String
+            var failures: Int64
+            var lastFailureAt: String
+            var blockedUntil: String
+        }
+
+        var addresses: [Entry]
+    }
+
+    /// `GET /v1/admin/blocked-addresses`: client addresses refused after too many failed password or PIN checks.
+    @Sendable func blockedAddresses(request: Request, context: Context) async throws -> JSONResponse<BlockedAddressList> {
+        let blocked = try await self.store.blockedAddresses(at: self.now(), limit: 1000)
+        return JSONResponse(
+            .ok,
+            BlockedAddressList(
+                addresses: blocked.map {
+                    .init(
+                        address: $0.address,
+                        failures: $0.failures,
+                        lastFailureAt: $0.lastFailureAt.rfc3339,
+                        blockedUntil: ($0.blockedUntil ?? $0.lastFailureAt).rfc3339
+                    )
+                }
+            )
+        )
+    }
+
+    /// `DELETE /v1/admin/blocked-addresses/{address}`: lifts the block (404 `address_not_blocked` when there is none).
+    @Sendable func unblockAddress(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        let raw = try context.parameters.require("address")
+        let address = String((raw.removingPercentEncoding ?? raw).prefix(64))
+        guard try await BlockedAddresses.unblock(address, actor: self.actor(context), store: self.store, audit: self.audit) else {
+            throw APIError.addressNotBlocked
+        }
+        return .noContent
+    }
+
     @Sendable func readPolicy(request: Request, context: Context) async throws -> JSONResponse<RuntimePolicy> {
         JSONResponse(.ok, self.policy.current)
     }
@@ -127,6 +168,22 @@ struct AdminController {
         var pinMaxAttempts: Int?
         var sessionLifetimeMinutes: Int?
         var sessionIdleMinutes: Int?
+
+        enum CodingKeys: CodingKey {
+            case biometricsEnabled, devicePolicy, algorithms, lockoutThreshold, pinMaxAttempts, sessionLifetimeMinutes
+            case sessionIdleMinutes
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.biometricsEnabled = try container.decodeIfPresent(Bool.self, forKey: .biometricsEnabled)
+            self.devicePolicy = try container.decodeIfPresent(DevicePolicy.self, forKey: .devicePolicy)
+            self.algorithms = try container.decodeIfPresent([SignatureAlgorithm].self, forKey: .algorithms)
+            self.lockoutThreshold = try container.decodeIntegerIfPresent(.lockoutThreshold)
+            self.pinMaxAttempts = try container.decodeIntegerIfPresent(.pinMaxAttempts)
+            self.sessionLifetimeMinutes = try container.decodeIntegerIfPresent(.sessionLifetimeMinutes)
+            self.sessionIdleMinutes = try container.decodeIntegerIfPresent(.sessionIdleMinutes)
+        }
     }
 
     @Sendable func changePolicy(request: Request, context: Context) async throws -> JSONResponse<RuntimePolicy> {

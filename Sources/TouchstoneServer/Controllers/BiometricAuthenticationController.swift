@@ -59,7 +59,7 @@ struct BiometricAuthenticationController {
             self.registrationId = try container.decodeString(.registrationId, maxLength: 64)
             self.challenge = try container.decodeString(.challenge, maxLength: 256)
             self.signature = try container.decodeString(.signature, maxLength: 4096)
-            self.sessionDurationMinutes = try container.decodeIfPresent(Int.self, forKey: .sessionDurationMinutes)
+            self.sessionDurationMinutes = try container.decodeIntegerIfPresent(.sessionDurationMinutes)
         }
     }
 

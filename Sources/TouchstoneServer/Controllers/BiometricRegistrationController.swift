@@ -43,7 +43,7 @@ struct BiometricRegistrationController {
             self.publicKey = try container.decodeString(.publicKey, maxLength: 2 * DevicePublicKey.maxEncodedLength)
             self.algorithm = try container.decodeString(.algorithm, maxLength: 16)
             self.deviceId = try container.decodeString(.deviceId, maxLength: 200)
-            self.deviceName = try container.decodeStringIfPresent(.deviceName, maxLength: 200)
+            self.deviceName = try container.decodeDisplayTextIfPresent(.deviceName)
             self.appAttest = try container.decodeIfPresent(AppAttestProof.self, forKey: .appAttest)
         }
     }

@@ -48,7 +48,7 @@ struct PasskeyController {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.email = try container.decodeStringIfPresent(.email, maxLength: 254)
+            self.email = try container.decodeEmailIfPresent(.email)
         }
     }
 
@@ -59,8 +59,8 @@ struct PasskeyController {
         if buffer.readableBytes > 0 {
             email = try JSONDecoder().decodeOrInvalid(OptionsInput.self, from: Data(buffer.readableBytesView)).email
         }
-        if let email, let normalized = AccountController.normalizedEmail(email) {
-            try await self.limiter.checkAccount("account:\(normalized)")
+        if let email {
+            try await self.limiter.checkAccount("account:\(email)")
         }
         return JSONResponse(.ok, try await self.service.authenticationOptions(email: email))
     }
@@ -91,7 +91,7 @@ struct PasskeyController {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.name = try container.decodeStringIfPresent(.name, maxLength: 200)
+            self.name = try container.decodeDisplayTextIfPresent(.name)
         }
     }
 

@@ -24,20 +24,26 @@ struct PinController {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.registrationId = try container.decodeString(.registrationId, maxLength: 64)
             self.pin = try container.decodeString(.pin, maxLength: 8)
-            self.sessionDurationMinutes = try container.decodeIfPresent(Int.self, forKey: .sessionDurationMinutes)
+            self.sessionDurationMinutes = try container.decodeIntegerIfPresent(.sessionDurationMinutes)
         }
     }
 
     @Sendable func authenticate(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: Input.self, context: context)
         let lifetime = try requestedSessionLifetime(minutes: input.sessionDurationMinutes)
+        try await self.limiter.checkFailedCredentials(client: context.client)
         try await self.limiter.checkAccount("registration:\(input.registrationId)", registrationId: input.registrationId)
         let (user, token, session) = try await self.pins.audit.failures(.pinLogin, registrationId: input.registrationId) {
-            try await self.pins.authenticate(
-                registrationId: input.registrationId,
-                pin: input.pin,
-                sessionLifetime: lifetime
-            )
+            do {
+                return try await self.pins.authenticate(
+                    registrationId: input.registrationId,
+                    pin: input.pin,
+                    sessionLifetime: lifetime
+                )
+            } catch let error as APIError where error == .invalidPin {
+                try await self.limiter.credentialCheckFailed(client: context.client, registrationId: input.registrationId)
+                throw error
+            }
         }
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }

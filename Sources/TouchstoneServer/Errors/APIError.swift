@@ -162,4 +162,5 @@ extension APIError {
         message: "this endpoint needs an admin key (touchstone admin create-key)"
     )
     static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
+    static let addressNotBlocked = APIError(.notFound, code: "address_not_blocked", message: "that address is not blocked")
 }

@@ -76,6 +76,69 @@ extension KeyedDecodingContainer {
         return value
     }
 
+    /// Decodes a required string and passes it through one of the ``InputRules`` (checked before anything else sees
+    /// it); `maxLength` bounds the bytes read before the rule runs.
+    func decodeString<T>(_ key: Key, maxLength: Int, rule: (String) throws(FieldError) -> T) throws -> T {
+        let value = try self.decodeString(key, maxLength: maxLength, allowEmpty: true)
+        do {
+            return try rule(value)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [key], debugDescription: "", underlyingError: error))
+        }
+    }
+
+    /// ``decodeString(_:maxLength:rule:)`` for an optional field; `null` and absence both give `nil`.
+    func decodeStringIfPresent<T>(_ key: Key, maxLength: Int, rule: (String) throws(FieldError) -> T) throws -> T? {
+        guard try self.decodeIfPresent(String.self, forKey: key) != nil else { return nil }
+        return try self.decodeString(key, maxLength: maxLength, rule: rule)
+    }
+
+    /// Decodes an optional whole number. Foundation's decoder reports a number that does not fit the type (`1.5`, or
+    /// one past `Int64`) as invalid JSON without naming the field, so the number is read as a decimal and checked here:
+    /// the error names the field, as for every other wrong value.
+    func decodeIntegerIfPresent(_ key: Key) throws -> Int? {
+        guard let value = try self.decodeIfPresent(Decimal.self, forKey: key) else { return nil }
+        var rounded = Decimal()
+        var copy = value
+        NSDecimalRound(&rounded, &copy, 0, .plain)
+        guard rounded == value else { throw Self.fieldError(key, "field '\(key.stringValue)' must be a whole number") }
+        guard value >= Decimal(Int64.min), value <= Decimal(Int64.max), let integer = Int(exactly: NSDecimalNumber(decimal: value).int64Value)
+        else {
+            throw Self.fieldError(key, "field '\(key.stringValue)' is out of range")
+        }
+        return integer
+    }
+
+    private static func fieldError(_ key: Key, _ message: String) -> DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: [key], debugDescription: "", underlyingError: FieldError(message: message)))
+    }
+
+    /// An email address (``InputRules/email(_:field:)``), normalised.
+    func decodeEmail(_ key: Key) throws -> String {
+        try self.decodeString(key, maxLength: 254) { (text) throws(FieldError) in try InputRules.email(text, field: key.stringValue) }
+    }
+
+    /// ``decodeEmail(_:)`` for an optional field.
+    func decodeEmailIfPresent(_ key: Key) throws -> String? {
+        try self.decodeStringIfPresent(key, maxLength: 254) { (text) throws(FieldError) in
+            try InputRules.email(text, field: key.stringValue)
+        }
+    }
+
+    /// A password (``InputRules/password(_:field:)``); `isNew` adds the minimum length of a password being set.
+    func decodePassword(_ key: Key, isNew: Bool) throws -> InputRules.Password {
+        try self.decodeString(key, maxLength: 4 * InputRules.maximumPasswordBytes) { (text) throws(FieldError) in
+            isNew ? try InputRules.newPassword(text, field: key.stringValue) : try InputRules.password(text, field: key.stringValue)
+        }
+    }
+
+    /// A name shown to people (``InputRules/displayText(_:field:maxLength:)``), optional.
+    func decodeDisplayTextIfPresent(_ key: Key, maxLength: Int = 200) throws -> String? {
+        try self.decodeStringIfPresent(key, maxLength: maxLength * 4) { (text) throws(FieldError) in
+            try InputRules.displayText(text, field: key.stringValue, maxLength: maxLength)
+        }
+    }
+
     private static func check(_ value: String, _ key: Key, maxLength: Int, allowEmpty: Bool) throws {
         if !allowEmpty && value.isEmpty {
             throw DecodingError.dataCorrupted(

@@ -11,7 +11,7 @@ struct NamedRegistrationResponse: Decodable {
 
     init(from decoder: any Decoder) throws {
         self.credential = try RegistrationResponseJSON(from: decoder)
-        self.name = try decoder.container(keyedBy: CodingKeys.self).decodeStringIfPresent(.name, maxLength: 200)
+        self.name = try decoder.container(keyedBy: CodingKeys.self).decodeDisplayTextIfPresent(.name)
     }
 }
 

@@ -30,6 +30,8 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case passkeyUnlocked = "passkey.unlocked"
     case cloneWarning = "passkey.clone_warning"
     case rateLimited = "rate_limited"
+    case addressBlocked = "address.blocked"
+    case addressUnblocked = "address.unblocked"
     case policyChanged = "policy.changed"
     case passwordChanged = "password.changed"
 }

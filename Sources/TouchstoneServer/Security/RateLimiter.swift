@@ -13,21 +13,49 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         self.interval = interval
     }
 
-    /// Parses `N/second`, `N/minute` or `N/hour` (capacity N, refilled at N per period).
+    /// Parses `N/second`, `N/minute` or `N/hour` (capacity N, refilled at N per period), or `N/DURATION` such as
+    /// `300/5m` (see ``countPerPeriod(_:)``).
     public init?(_ text: String) {
-        let parts = text.split(separator: "/")
-        guard parts.count == 2, let count = Int(parts[0]), (1...1_000_000).contains(count) else { return nil }
-        let period: TimeInterval
-        switch parts[1] {
-        case "s", "second", "sec": period = 1
-        case "m", "minute", "min": period = 60
-        case "h", "hour": period = 3600
-        default: return nil
-        }
+        guard let (count, period) = countPerPeriod(text) else { return nil }
         self.init(capacity: count, interval: period / TimeInterval(count))
     }
 
     public var description: String { "\(self.capacity) per \(Int((self.interval * Double(self.capacity)).rounded())) s" }
+}
+
+/// A limit on failures: at most `count` in a window of `window` seconds; past it, refusals for `window`.
+public struct FailureLimit: Sendable, Hashable, CustomStringConvertible {
+    public var count: Int
+    public var window: TimeInterval
+
+    public init(count: Int, window: TimeInterval) {
+        self.count = count
+        self.window = window
+    }
+
+    /// Parses `N/DURATION`: `50/15m`, `100/1h`, `20/600s`, or `N/minute` and `N/hour` (see ``countPerPeriod(_:)``).
+    public init?(_ text: String) {
+        guard let (count, period) = countPerPeriod(text) else { return nil }
+        self.init(count: count, window: period)
+    }
+
+    public var description: String { "\(self.count) per \(Int(self.window)) s" }
+}
+
+/// Parses `N/DURATION`, the form of every limit setting: N from 1 to 1,000,000; DURATION a unit (`second`/`sec`/`s`,
+/// `minute`/`min`/`m`, `hour`/`h`) with an optional whole number of them before it (`15m`, `600s`, `2h`).
+func countPerPeriod(_ text: String) -> (count: Int, period: TimeInterval)? {
+    let parts = text.split(separator: "/")
+    guard parts.count == 2, let count = Int(parts[0]), (1...1_000_000).contains(count) else { return nil }
+    let duration = parts[1]
+    let units: [(String, TimeInterval)] = [
+        ("second", 1), ("minute", 60), ("hour", 3600), ("sec", 1), ("min", 60), ("s", 1), ("m", 60), ("h", 3600),
+    ]
+    guard let (unit, seconds) = units.first(where: { duration.hasSuffix($0.0) }) else { return nil }
+    let number = duration.dropLast(unit.count)
+    let amount = number.isEmpty ? 1 : Int(number)
+    guard let amount, (1...86_400).contains(amount) else { return nil }
+    return (count, TimeInterval(amount) * seconds)
 }
 
 /// Rate limit settings (`TOUCHSTONE_RATE_LIMITS`, `..._PER_ADDRESS`, `..._PER_ACCOUNT`, `TOUCHSTONE_TRUSTED_PROXIES`).
@@ -47,6 +75,9 @@ public struct RateLimitSettings: Sendable {
     public var loginMaximumDelay: TimeInterval = 15 * 60
     /// Failures older than this are forgotten.
     public var loginFailureWindow: TimeInterval = 3600
+    /// Failed credential checks (wrong passwords and PINs, whichever account) from one client address before the
+    /// address is refused on those routes for the window; kept in the database. Successes neither count nor reset.
+    public var failedCredentialsPerAddress = FailureLimit(count: 50, window: 15 * 60)
 
     public init() {}
 }
@@ -115,6 +146,39 @@ struct RateLimiter: Sendable {
         let error = APIError.rateLimited(retryAfter: wait)
         await self.audit.recordFailure(.rateLimited, error: error, userId: userId, registrationId: registrationId)
         throw error
+    }
+
+    // MARK: Failed credential checks per address
+
+    /// Refuses a credential check (password or PIN sign-in) from an address that failed too many: 429 `rate_limited`.
+    func checkFailedCredentials(client: ClientInfo) async throws {
+        guard self.settings.enabled, let address = client.address else { return }
+        let now = self.now()
+        if let block = try await self.store.addressBlock(address: address, at: now), let until = block.blockedUntil {
+            try await self.refuse(until.timeIntervalSince(now), scope: "address:failed_credentials")
+        }
+    }
+
+    /// Counts a failed credential check from the client's address; the failure that reaches the limit is audited as
+    /// `address.blocked`.
+    func credentialCheckFailed(client: ClientInfo, userId: String? = nil, registrationId: String? = nil) async throws {
+        guard self.settings.enabled, let address = client.address else { return }
+        let limit = self.settings.failedCredentialsPerAddress
+        let failures = try await self.store.recordFailedCredentialCheck(
+            address: address,
+            limit: Int64(limit.count),
+            window: limit.window,
+            at: self.now()
+        )
+        if failures.failures == Int64(limit.count) {
+            try await self.audit.record(
+                .addressBlocked,
+                .info,
+                userId: userId,
+                registrationId: registrationId,
+                reason: "\(failures.failures) failed credential checks within \(Int(limit.window)) s"
+            )
+        }
     }
 
     // MARK: Password throttling

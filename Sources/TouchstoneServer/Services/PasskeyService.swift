@@ -109,19 +109,21 @@ struct PasskeyService: Sendable {
 
     // MARK: Authentication
 
+    /// - Parameter email: An address already normalised by ``InputRules/email(_:field:)``, or `nil` for a
+    ///   username-less sign-in.
     func authenticationOptions(email: String?) async throws -> RequestOptionsJSON {
         let now = self.now()
         var userId: String?
         var allowed: [String] = []
-        if let email, let normalized = AccountController.normalizedEmail(email) {
-            if let user = try await self.store.user(email: normalized) {
+        if let email {
+            if let user = try await self.store.user(email: email) {
                 userId = user.id
                 allowed = try await self.store.passkeys(userId: user.id).map(\.credentialId)
             }
             // An email with no passkeys (or no account) gets one stable decoy id, so the answer does not tell who
             // has an account or passkeys. A sign-in with it fails like any unknown credential.
             if allowed.isEmpty {
-                let mac = HMAC<SHA256>.authenticationCode(for: Array(normalized.utf8), using: self.decoyKey)
+                let mac = HMAC<SHA256>.authenticationCode(for: Array(email.utf8), using: self.decoyKey)
                 allowed = [Base64.urlEncode(Array(mac.prefix(16)))]
             }
         }

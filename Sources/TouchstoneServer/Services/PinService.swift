@@ -3,7 +3,7 @@ import TouchstoneStore
 
 /// The app PIN: a fallback for a registration when biometrics fail or are locked out on the device.
 ///
-/// The PIN is stored as a bcrypt hash. Each attempt is counted before it is checked, so however many requests race,
+/// The PIN is stored as a bcrypt hash (``PasswordHasher``). Each attempt is counted before it is checked, so however many requests race,
 /// at most `pinMaxAttempts` wrong PINs are ever tried; then the PIN is disabled until the user signs in with the
 /// password. A PIN session never counts as a recent password authentication.
 struct PinService: Sendable {
@@ -15,15 +15,19 @@ struct PinService: Sendable {
     let now: @Sendable () -> Date
     let reauthenticationWindow: TimeInterval
 
-    /// 4 to 8 ASCII digits.
-    static func isWellFormed(_ pin: String) -> Bool {
-        (4...8).contains(pin.utf8.count) && pin.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    /// 4 to 8 ASCII digits (``InputRules/pin(_:field:)``), else 400 `invalid_request`.
+    static func checkWellFormed(_ pin: String) throws {
+        do {
+            _ = try InputRules.pin(pin)
+        } catch {
+            throw APIError.invalidRequest(error.message)
+        }
     }
 
     /// Sets or replaces the PIN of one of the caller's active registrations; needs a recent password sign-in.
     func setPin(caller: AuthenticatedSession, registrationId: String, pin: String) async throws -> RegistrationRecord {
         try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow)
-        guard Self.isWellFormed(pin) else { throw APIError.invalidRequest("field 'pin' must be 4 to 8 digits") }
+        try Self.checkWellFormed(pin)
         guard let registration = try await self.store.registration(id: registrationId), registration.userId == caller.user.id,
             registration.status != .pending
         else {
@@ -32,7 +36,7 @@ struct PinService: Sendable {
         guard registration.status == .active else {
             throw registration.status == .locked ? APIError.registrationLocked : APIError.registrationRevoked
         }
-        let hash = try await self.hasher.hash(pin)
+        let hash = try await self.hasher.hash(pin: pin)
         guard try await self.store.setPin(registrationId: registrationId, userId: caller.user.id, pinHash: hash, at: self.now())
         else {
             throw APIError.registrationNotFound
@@ -59,7 +63,7 @@ struct PinService: Sendable {
     {
         let policy = self.policy.current
         guard policy.biometricsEnabled else { throw APIError.biometricsDisabled }
-        guard Self.isWellFormed(pin) else { throw APIError.invalidRequest("field 'pin' must be 4 to 8 digits") }
+        try Self.checkWellFormed(pin)
         let maxAttempts = Int64(policy.pinMaxAttempts)
         let userId: String
         let hash: String
@@ -77,7 +81,7 @@ struct PinService: Sendable {
             throw registration.status == .locked ? APIError.registrationLocked : APIError.registrationRevoked
         }
         let now = self.now()
-        guard try await self.hasher.verify(pin, hash: hash) else {
+        guard try await self.hasher.verify(pin: pin, hash: hash) != .mismatch else {
             if try await self.store.recordWrongPin(registrationId: registrationId, maxAttempts: maxAttempts, at: now) {
                 try await self.audit.record(.pinDisabled, .info, userId: userId, registrationId: registrationId)
             }

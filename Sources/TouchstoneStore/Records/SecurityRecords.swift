@@ -124,3 +124,20 @@ public struct LoginFailures: Sendable, Hashable {
         self.lastFailureAt = lastFailureAt
     }
 }
+
+/// Failed credential checks (passwords, PINs) from one client address, and whether it is blocked.
+public struct AddressFailures: Sendable, Hashable {
+    public var address: String
+    /// Failures in the current window.
+    public var failures: Int64
+    public var lastFailureAt: Date
+    /// Until when the address is refused, once its failures reached the limit.
+    public var blockedUntil: Date?
+
+    public init(address: String, failures: Int64, lastFailureAt: Date, blockedUntil: Date?) {
+        self.address = address
+        self.failures = failures
+        self.lastFailureAt = lastFailureAt
+        self.blockedUntil = blockedUntil
+    }
+}

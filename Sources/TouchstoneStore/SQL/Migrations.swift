@@ -189,5 +189,24 @@ enum Migrations {
                 "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL)",
             ]
         ),
+        Migration(
+            version: 7,
+            name: "failed credential checks per client address",
+            statements: [
+                // Failed password and PIN checks per client address, counted in a window; blocked_until is set when the
+                // count reaches the limit. Kept in the database so that every instance sees the same block.
+                """
+                CREATE TABLE address_failures (
+                    address TEXT PRIMARY KEY,
+                    failures BIGINT NOT NULL,
+                    window_started_at BIGINT NOT NULL,
+                    last_failure_at BIGINT NOT NULL,
+                    blocked_until BIGINT
+                )
+                """,
+                "CREATE INDEX address_failures_blocked_until ON address_failures (blocked_until)",
+                "CREATE INDEX address_failures_last_failure_at ON address_failures (last_failure_at)",
+            ]
+        ),
     ]
 }

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import NIOSSL
 import PostgresKit
 import PostgresNIO
@@ -69,25 +70,66 @@ public final class PostgresExecutor: SQLExecutor {
         }
     }
 
-    private let client: PostgresClient
-    private let runTask: Task<Void, Never>
+    /// One connection pool and the task that runs it. After an outage the pool is replaced by a fresh one, so that no
+    /// request meets a connection that died with the database or waits out the old pool's reconnection back-off.
+    private struct Pool: Sendable {
+        let client: PostgresClient
+        let runTask: Task<Void, Never>
+
+        init(_ configuration: PostgresClient.Configuration, logger: Logger) {
+            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+            self.client = client
+            self.runTask = Task { await client.run() }
+        }
+    }
+
+    private let pool: NIOLockedValueBox<Pool>
+    private let clientConfiguration: PostgresClient.Configuration
+    private let probeConfiguration: PostgresConnection.Configuration
     private let logger: Logger
     private let acquireTimeout: Duration
+    /// Open while the database is known to be unreachable: requests then fail at once with
+    /// ``StoreError/unavailable(_:)`` instead of each waiting for a connection.
+    let breaker = CircuitBreaker()
+    private let monitor: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
 
-    private init(client: PostgresClient, acquireTimeout: Duration, logger: Logger) {
-        self.client = client
+    /// How often the monitor checks a healthy database through the pool, and probes an unreachable one directly.
+    static let healthInterval: Duration = .seconds(1)
+    static let probeInterval: Duration = .milliseconds(200)
+
+    private init(
+        clientConfiguration: PostgresClient.Configuration,
+        probeConfiguration: PostgresConnection.Configuration,
+        acquireTimeout: Duration,
+        logger: Logger
+    ) {
+        self.clientConfiguration = clientConfiguration
+        self.probeConfiguration = probeConfiguration
         self.logger = logger
         self.acquireTimeout = acquireTimeout
-        self.runTask = Task { await client.run() }
+        self.pool = NIOLockedValueBox(Pool(clientConfiguration, logger: logger))
+        // Holds the executor only during a step, so an executor that is dropped without shutdown() stops being watched.
+        self.monitor.withLockedValue {
+            $0 = Task { [weak self] in
+                while !Task.isCancelled, let self { await self.monitorStep() }
+            }
+        }
     }
 
     /// Starts the pool. Nothing connects until the first query.
     public static func open(_ configuration: Configuration, logger: Logger) throws -> PostgresExecutor {
         let tls: PostgresClient.Configuration.TLS
+        let probeTLS: PostgresConnection.Configuration.TLS
         switch configuration.sslMode {
-        case "disable": tls = .disable
-        case "require": tls = .require(.makeClientConfiguration())
-        default: tls = .prefer(.makeClientConfiguration())
+        case "disable":
+            tls = .disable
+            probeTLS = .disable
+        case "require":
+            tls = .require(.makeClientConfiguration())
+            probeTLS = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        default:
+            tls = .prefer(.makeClientConfiguration())
+            probeTLS = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
         }
         var clientConfiguration = PostgresClient.Configuration(
             host: configuration.host,
@@ -99,11 +141,22 @@ public final class PostgresExecutor: SQLExecutor {
         )
         clientConfiguration.options.maximumConnections = configuration.maximumConnections
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
+        var probeConfiguration = PostgresConnection.Configuration(
+            host: configuration.host,
+            port: configuration.port,
+            username: configuration.username,
+            password: configuration.password,
+            database: configuration.database,
+            tls: probeTLS
+        )
+        probeConfiguration.options.connectTimeout = .seconds(min(2, Int64(configuration.connectTimeout.components.seconds) + 1))
         if let schema = configuration.schema {
             clientConfiguration.options.additionalStartupParameters = [("search_path", schema)]
+            probeConfiguration.options.additionalStartupParameters = [("search_path", schema)]
         }
         return PostgresExecutor(
-            client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger),
+            clientConfiguration: clientConfiguration,
+            probeConfiguration: probeConfiguration,
             acquireTimeout: configuration.acquireTimeout,
             logger: logger
         )
@@ -126,14 +179,26 @@ public final class PostgresExecutor: SQLExecutor {
         }
     }
 
+    /// Answers from the circuit breaker, which the monitor keeps current (every ``healthInterval`` while the database
+    /// answers): a readiness probe never waits for a connection.
+    public func checkHealth() async throws {
+        if let reason = self.breaker.openReason {
+            throw StoreError.unavailable("PostgreSQL is unreachable: \(reason)")
+        }
+    }
+
     /// Leases a pooled connection, giving up after ``Configuration/acquireTimeout`` while none can be had; only the
-    /// wait for a connection is timed, never the work done with it.
+    /// wait for a connection is timed, never the work done with it. While the breaker is open it fails at once; an
+    /// unavailability opens it.
     private func withConnection<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
-        let client = self.client
+        if let reason = self.breaker.openReason {
+            throw StoreError.unavailable("PostgreSQL is unreachable: \(reason)")
+        }
+        let client = self.pool.withLockedValue { $0.client }
         let timeout = self.acquireTimeout
         let acquired = NIOLockedValueBox(false)
-        return try await self.reportingUnavailability {
-            try await withThrowingTaskGroup(of: R?.self) { group in
+        do {
+            return try await withThrowingTaskGroup(of: R?.self) { group in
                 group.addTask {
                     try await client.withConnection { connection in
                         acquired.withLockedValue { $0 = true }
@@ -142,9 +207,7 @@ public final class PostgresExecutor: SQLExecutor {
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)
-                    guard acquired.withLockedValue({ $0 }) else {
-                        throw StoreError.unavailable("no database connection within \(timeout)")
-                    }
+                    guard acquired.withLockedValue({ $0 }) else { throw NoConnection(timeout: timeout) }
                     return nil
                 }
                 while let next = try await group.next() {
@@ -155,7 +218,53 @@ public final class PostgresExecutor: SQLExecutor {
                 }
                 throw StoreError.unavailable("database operation ended without a result")
             }
+        } catch {
+            throw self.classified(error)
         }
+    }
+
+    /// No pooled connection could be had within the acquire timeout.
+    private struct NoConnection: Error {
+        let timeout: Duration
+    }
+
+    // MARK: Monitoring and recovery
+
+    /// One step of the monitor (it runs until ``shutdown()``): while the breaker is closed, a query through the pool
+    /// (an unavailability opens the breaker, in ``withConnection(_:)``), then a pause of ``healthInterval``; while it is
+    /// open, a direct probe, and on success a fresh pool and a closed breaker, else a pause of ``probeInterval``.
+    private func monitorStep() async {
+        if !self.breaker.isOpen {
+            _ = try? await self.withConnection { connection in try await connection.query("SELECT 1", logger: self.logger) }
+            try? await Task.sleep(for: Self.healthInterval)
+        } else if await self.probe() {
+            self.replacePool()
+            self.breaker.close()
+            self.logger.notice("PostgreSQL is reachable again; serving with a fresh connection pool")
+        } else {
+            try? await Task.sleep(for: Self.probeInterval)
+        }
+    }
+
+    /// Whether a new connection, outside the pool, can be opened and answers a query.
+    private func probe() async -> Bool {
+        guard let connection = try? await PostgresConnection.connect(configuration: self.probeConfiguration, id: 0, logger: self.logger)
+        else {
+            return false
+        }
+        let answered = (try? await connection.query("SELECT 1", logger: self.logger)) != nil
+        try? await connection.close()
+        return answered
+    }
+
+    /// Replaces the pool with a fresh one; the old one is shut down (its leases, if any, fail and answer 503).
+    private func replacePool() {
+        let fresh = Pool(self.clientConfiguration, logger: self.logger)
+        let old = self.pool.withLockedValue { pool -> Pool in
+            defer { pool = fresh }
+            return pool
+        }
+        old.runTask.cancel()
     }
 
     /// Serialises migrations across instances that start at the same time.
@@ -172,8 +281,9 @@ public final class PostgresExecutor: SQLExecutor {
     /// Closes the pool. Waits at most `gracePeriod` for it: a database that vanished mid-connection must not keep the
     /// process from exiting.
     public func shutdown() async throws {
-        self.runTask.cancel()
-        let runTask = self.runTask
+        self.monitor.withLockedValue { $0?.cancel() }
+        let runTask = self.pool.withLockedValue { $0.runTask }
+        runTask.cancel()
         let finished = NIOLockedValueBox(false)
         let logger = self.logger
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -198,15 +308,30 @@ public final class PostgresExecutor: SQLExecutor {
 
     static let gracePeriod: Duration = .seconds(5)
 
-    /// Turns "cannot talk to the database" into ``StoreError/unavailable(_:)``; leaves query errors as they are.
-    private func reportingUnavailability<R>(_ body: () async throws -> R) async throws -> R {
-        do {
-            return try await body()
-        } catch let error as PSQLError where error.code != .server {
-            throw StoreError.unavailable("PostgreSQL: \(error.code)")
-        } catch let error as PSQLError where Self.isUnavailabilityState(error.serverInfo?[.sqlState]) {
-            throw StoreError.unavailable("PostgreSQL: \(error.serverInfo?[.message] ?? "unavailable")")
+    /// Turns "cannot talk to the database" into ``StoreError/unavailable(_:)`` and opens the breaker; leaves query
+    /// errors and the store's own errors as they are. A connection that died (closed by the server, reset, a broken
+    /// pipe) is unavailability, never an internal error.
+    private func classified(_ error: any Error) -> any Error {
+        let reason: String
+        switch error {
+        case let error as NoConnection:
+            reason = "no database connection within \(error.timeout)"
+        case let error as PSQLError where error.code != .server:
+            reason = "PostgreSQL: \(error.code)"
+        case let error as PSQLError where Self.isUnavailabilityState(error.serverInfo?[.sqlState]):
+            reason = "PostgreSQL: \(error.serverInfo?[.message] ?? "unavailable")"
+        case let error as PostgresError:
+            if case .server(let message) = error, !Self.isUnavailabilityState(message.fields[.sqlState]) { return error }
+            reason = "PostgreSQL: \(error)"
+        case is ChannelError, is IOError:
+            reason = "PostgreSQL connection: \(error)"
+        default:
+            return error
         }
+        if self.breaker.trip(reason) {
+            self.logger.warning("PostgreSQL unavailable, answering 503 until it is back: \(reason)")
+        }
+        return StoreError.unavailable(reason)
     }
 
     /// SQLSTATE classes that mean the server cannot serve now: 08 connection exception, 53 insufficient resources,
@@ -214,5 +339,27 @@ public final class PostgresExecutor: SQLExecutor {
     private static func isUnavailabilityState(_ state: String?) -> Bool {
         guard let state else { return false }
         return state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P")
+    }
+}
+
+/// The state the executor keeps about the database's reachability: closed (serving) or open (failing fast).
+final class CircuitBreaker: Sendable {
+    private let state = NIOLockedValueBox<String?>(nil)
+
+    /// Why it is open, or `nil` while closed.
+    var openReason: String? { self.state.withLockedValue { $0 } }
+    var isOpen: Bool { self.openReason != nil }
+
+    /// Opens the breaker; returns whether this call opened it.
+    @discardableResult
+    func trip(_ reason: String) -> Bool {
+        self.state.withLockedValue { state in
+            defer { if state == nil { state = reason } }
+            return state == nil
+        }
+    }
+
+    func close() {
+        self.state.withLockedValue { $0 = nil }
     }
 }

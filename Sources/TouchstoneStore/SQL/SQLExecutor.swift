@@ -19,9 +19,16 @@ public protocol SQLExecutor: Sendable {
     func isUniqueViolation(_ error: any Error) -> Bool
     /// Closes every connection.
     func shutdown() async throws
+    /// Succeeds when the database can be used now; throws ``StoreError/unavailable(_:)`` otherwise. The default runs
+    /// a trivial query; an engine that tracks reachability may answer from what it knows.
+    func checkHealth() async throws
 }
 
 extension SQLExecutor {
+    public func checkHealth() async throws {
+        try await self.withDatabase { db in _ = try await db.raw("SELECT 1 AS ok").first() }
+    }
+
     /// By default reads share the connections of everything else.
     public func withReadOnlyDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await self.withDatabase(body)

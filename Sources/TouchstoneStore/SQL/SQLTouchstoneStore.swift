@@ -57,7 +57,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
 
     public func checkHealth() async throws {
         do {
-            try await self.executor.withDatabase { db in _ = try await db.raw("SELECT 1 AS ok").first() }
+            try await self.executor.checkHealth()
         } catch let error as StoreError {
             throw error
         } catch {
@@ -641,6 +641,13 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             try await db.raw("DELETE FROM rate_limits WHERE tat < \(bind: cutoff.millis)").run()
             try await db.raw(
                 "DELETE FROM login_failures WHERE last_failure_at < \(bind: cutoff.addingTimeInterval(-86_400).millis)"
+            ).run()
+            try await db.raw(
+                """
+                DELETE FROM address_failures
+                WHERE last_failure_at < \(bind: cutoff.addingTimeInterval(-86_400).millis)
+                    AND (blocked_until IS NULL OR blocked_until < \(bind: cutoff.millis))
+                """
             ).run()
             return PurgeResult(challenges: challenges + webAuthnChallenges, sessions: sessions, pendingRegistrations: pending)
         }

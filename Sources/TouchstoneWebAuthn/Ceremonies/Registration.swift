@@ -63,10 +63,23 @@ extension RelyingParty {
         let outcome = try verifier.verify(
             AttestationInput(statement: statement, authData: authData, credential: credential, clientDataHash: clientDataHash)
         )
-        // Step 23: certificate-based attestation must chain to a trust anchor to be trusted.
+        // Step 23: certificate-based attestation must chain to a trust anchor to be trusted. When trust anchors are
+        // configured, a certificate outside its validity period at `time`, or a chain that reaches none of them,
+        // fails the registration (it is not merely reported as untrusted); without anchors nothing can be trusted and
+        // the attestation is reported as it is.
         var trusted = false
         if !outcome.trustPath.isEmpty && !self.trustAnchors.isEmpty {
-            trusted = await Self.chainIsTrusted(outcome.trustPath, anchors: self.trustAnchors, at: time)
+            for certificate in outcome.trustPath where !(certificate.notValidBefore...certificate.notValidAfter).contains(time) {
+                throw WebAuthnError(
+                    .untrustedAttestation,
+                    "the attestation certificate '\(certificate.subject)' is not valid at \(time): valid from "
+                        + "\(certificate.notValidBefore) to \(certificate.notValidAfter)"
+                )
+            }
+            guard await Self.chainIsTrusted(outcome.trustPath, anchors: self.trustAnchors, at: time) else {
+                throw WebAuthnError(.untrustedAttestation, "the attestation certificate does not chain to a configured trust anchor")
+            }
+            trusted = true
         }
         // Step 24: the attestation is as strong as the policy demands.
         let established: AttestationType = outcome.trustPath.isEmpty || trusted ? outcome.type : .none

@@ -1,5 +1,6 @@
 import Crypto
 import SwiftASN1
+import TouchstoneCrypto
 import X509
 
 /// What an attestation statement format verifier gets (WebAuthn Level 3 §8).
@@ -82,7 +83,7 @@ extension SignatureVerifier {
         case .es384: guard let key = P384.Signing.PublicKey(key) else { return nil }; self.init(key: .p384(key), algorithm: algorithm)
         case .es512: guard let key = P521.Signing.PublicKey(key) else { return nil }; self.init(key: .p521(key), algorithm: algorithm)
         case .eddsa:
-            guard let key = Curve25519.Signing.PublicKey(key) else { return nil }
+            guard let key = Curve25519.Signing.PublicKey(key), Ed25519KeyValidation.isValid(key.rawRepresentation) else { return nil }
             self.init(key: .ed25519(key), algorithm: algorithm)
         case .rs256, .ps256, .rs1:
             guard let key = _RSA.Signing.PublicKey(key) else { return nil }

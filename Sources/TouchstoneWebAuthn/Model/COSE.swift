@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TouchstoneCrypto
 import _CryptoExtras
 
 /// COSE signature algorithm identifiers (IANA COSE Algorithms registry) that WebAuthn credentials use.
@@ -123,13 +124,21 @@ public struct COSEKey: Sendable, Hashable {
                 guard let x = map[int: -2]?.bytesValue, x.count == 32 else {
                     throw WebAuthnError(.unsupportedKey, "an Ed25519 key is 32 bytes")
                 }
+                do {
+                    try Ed25519KeyValidation.validate(x)
+                } catch {
+                    throw WebAuthnError(.unsupportedKey, "invalid EdDSA public key: \(error.description)")
+                }
                 self.verifier = .init(key: .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: x)), algorithm: algorithm)
             case (.rsa, .rs256), (.rsa, .ps256), (.rsa, .rs1):
                 guard let n = map[int: -1]?.bytesValue, let e = map[int: -2]?.bytesValue, !n.isEmpty, !e.isEmpty, e.count <= 4 else {
                     throw WebAuthnError(.unsupportedKey, "RSA key needs n and e")
                 }
-                let bits = (n.count - (n.prefix(while: { $0 == 0 }).count)) * 8
-                guard bits >= 2048, bits <= 8192 else { throw WebAuthnError(.unsupportedKey, "RSA modulus must be 2048 to 8192 bits") }
+                do {
+                    try DevicePublicKey.checkRSA(modulus: n, exponent: e)
+                } catch {
+                    throw WebAuthnError(.unsupportedKey, "invalid RSA public key: \(error.reason)")
+                }
                 self.verifier = .init(key: .rsa(try _RSA.Signing.PublicKey(n: n, e: e)), algorithm: algorithm)
             default:
                 throw WebAuthnError(.unsupportedKey, "key type \(kty) does not match algorithm \(algorithm.name)")

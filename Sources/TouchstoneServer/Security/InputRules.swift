@@ -1,0 +1,146 @@
+import Foundation
+
+/// The one set of rules for the text people type: passwords, PINs, email addresses and the names they give things.
+/// Every endpoint that takes one of them applies these (through the `decode...` helpers of `Request+json.swift`),
+/// so that sign-up, sign-in, password change and PINs can never disagree about what a value is.
+///
+/// docs/api.md ("Text rules") documents them for clients.
+enum InputRules {
+    // MARK: Passwords
+
+    /// The fewest characters (extended grapheme clusters) a new password may have.
+    static let minimumPasswordCharacters = 8
+    /// The most UTF-8 bytes a password may have after normalisation; the hash covers all of them (see
+    /// ``PasswordHasher``), so nothing past bcrypt's 72 bytes is ignored.
+    static let maximumPasswordBytes = 1024
+
+    /// A password as the rules see it: Unicode text without control characters, normalised to NFC.
+    struct Password: Sendable {
+        /// What is hashed: the NFC form.
+        var normalized: String
+        /// The text as sent (only for checking hashes made before the rules, which hashed the text as sent).
+        var asSent: String
+    }
+
+    /// Checks a password that is being set (sign-up, password change): the rules plus the minimum length.
+    static func newPassword(_ text: String, field: String) throws(FieldError) -> Password {
+        let password = try self.password(text, field: field)
+        guard password.normalized.count >= self.minimumPasswordCharacters else {
+            throw FieldError(message: "field '\(field)' must be at least \(self.minimumPasswordCharacters) characters")
+        }
+        return password
+    }
+
+    /// Checks a password that is being presented (sign-in): the same rules, without the minimum length, so that a
+    /// password set before a rule changed can still be presented.
+    static func password(_ text: String, field: String) throws(FieldError) -> Password {
+        if let bad = text.unicodeScalars.first(where: Self.isForbiddenInSecrets) {
+            throw FieldError(message: "field '\(field)' must not contain control characters (found U+\(Self.hex(bad)))")
+        }
+        let normalized = text.precomposedStringWithCanonicalMapping
+        guard normalized.utf8.count <= self.maximumPasswordBytes else {
+            throw FieldError(message: "field '\(field)' is longer than \(self.maximumPasswordBytes) bytes")
+        }
+        return Password(normalized: normalized, asSent: text)
+    }
+
+    /// Control characters (Cc, C0 and C1 with DEL), line and paragraph separators, and the non-characters that some
+    /// systems treat as terminators: never part of a secret someone types.
+    private static func isForbiddenInSecrets(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || scalar.value == 0x2028 || scalar.value == 0x2029
+            || scalar.properties.isNoncharacterCodePoint
+    }
+
+    // MARK: PINs
+
+    /// An app PIN: 4 to 8 ASCII digits, nothing else.
+    static func pin(_ text: String, field: String = "pin") throws(FieldError) -> String {
+        guard (4...8).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw FieldError(message: "field '\(field)' must be 4 to 8 digits")
+        }
+        return text
+    }
+
+    // MARK: Email addresses
+
+    /// Checks and normalises an email address, the account's identifier.
+    ///
+    /// Refused: control and format characters, any white space (surrounding or inside), anything but exactly one `@`,
+    /// a local part over 64 bytes or with empty dot-separated parts or `"(),:;<>[\]`, a domain that is not at least two
+    /// dot-separated labels of letters, digits and inner hyphens (each at most 63 bytes, 253 in all), and more than 254
+    /// bytes in all. Quoted local parts and IP-literal domains are not accepted.
+    ///
+    /// Normalised: NFC, then lowercase, domain and local part alike: no mail provider people use tells `Ana@` from
+    /// `ana@`, and two accounts that differ only in case would be two accounts for one person.
+    static func email(_ text: String, field: String = "email") throws(FieldError) -> String {
+        let invalid = FieldError(message: "field '\(field)' is not a valid email address")
+        if let bad = text.unicodeScalars.first(where: { Self.isControlOrFormat($0) }) {
+            throw FieldError(message: "field '\(field)' must not contain control characters (found U+\(Self.hex(bad)))")
+        }
+        if text.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
+            throw FieldError(message: "field '\(field)' must not contain white space")
+        }
+        let email = text.precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
+        guard email.utf8.count <= 254 else { throw FieldError(message: "field '\(field)' is longer than 254 bytes") }
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw invalid }
+        let (local, domain) = (parts[0], parts[1])
+        guard !local.isEmpty, local.utf8.count <= 64,
+            !local.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty),
+            !local.contains(where: { "\"(),:;<>[\\]".contains($0) })
+        else {
+            throw invalid
+        }
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        guard domain.utf8.count <= 253, labels.count >= 2,
+            labels.allSatisfy({ label in
+                !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                    && label.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }
+            })
+        else {
+            throw invalid
+        }
+        return email
+    }
+
+    // MARK: Names shown to people
+
+    /// Checks a name that is shown to people (a display name, a device or passkey name): no control characters, no
+    /// line or paragraph separators, no bidirectional overrides or isolates (which can make text read differently from
+    /// what it is), not blank, and no surrounding white space. Kept as sent otherwise, normalised to NFC.
+    static func displayText(_ text: String, field: String, maxLength: Int = 200) throws(FieldError) -> String {
+        if let bad = text.unicodeScalars.first(where: Self.isForbiddenInDisplayText) {
+            throw FieldError(message: "field '\(field)' must not contain control characters (found U+\(Self.hex(bad)))")
+        }
+        let normalized = text.precomposedStringWithCanonicalMapping
+        guard !normalized.isEmpty, normalized.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) else {
+            throw FieldError(message: "field '\(field)' must not be empty")
+        }
+        guard normalized.first?.isWhitespace != true, normalized.last?.isWhitespace != true else {
+            throw FieldError(message: "field '\(field)' must not begin or end with white space")
+        }
+        guard normalized.utf8.count <= maxLength else {
+            throw FieldError(message: "field '\(field)' is longer than \(maxLength) bytes")
+        }
+        return normalized
+    }
+
+    /// Control characters (Cc: C0, DEL and C1), U+2028/U+2029, and the bidirectional embeddings, overrides and
+    /// isolates U+202A–U+202E and U+2066–U+2069.
+    private static func isForbiddenInDisplayText(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || scalar.value == 0x2028 || scalar.value == 0x2029
+            || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
+    private static func isControlOrFormat(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: true
+        default: false
+        }
+    }
+
+    private static func hex(_ scalar: Unicode.Scalar) -> String {
+        let digits = String(scalar.value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}
