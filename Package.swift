@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "TouchstoneStore", targets: ["TouchstoneStore"]),
         .library(name: "TouchstoneServer", targets: ["TouchstoneServer"]),
         .library(name: "TouchstoneKit", targets: ["TouchstoneKit"]),
+        .library(name: "TouchstoneAuth", targets: ["TouchstoneAuth"]),
         .executable(name: "touchstone", targets: ["touchstone"]),
         .executable(name: "touchstone-fuzz", targets: ["touchstone-fuzz"]),
     ],
@@ -40,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.12.0"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // Pure key and signature parsing and verification. No I/O.
@@ -88,6 +91,8 @@ let package = Package(
                 "TouchstoneCrypto",
                 "TouchstoneStore",
                 "TouchstoneWebAuthn",
+                "TouchstoneAuth",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -108,6 +113,21 @@ let package = Package(
                 "TouchstoneCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // For an app's own API (a resource server): verifies Touchstone access tokens against the issuer's JWKS
+        // (fetched with async-http-client, cached, refreshed on rotation) and a Hummingbird middleware that puts the
+        // caller in the request context. Imported without the server.
+        .target(
+            name: "TouchstoneAuth",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -143,6 +163,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "TouchstoneKit",
+                "TouchstoneAuth",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -204,6 +227,8 @@ let package = Package(
             name: "TouchstoneServerTests",
             dependencies: [
                 "TouchstoneTesting",
+                "TouchstoneAuth",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 "TouchstoneWebAuthn",
                 "TouchstoneServer",
@@ -228,6 +253,24 @@ let package = Package(
                 "TouchstoneServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneAuthTests",
+            dependencies: [
+                "TouchstoneAuth",
+                "TouchstoneTesting",
+                "TouchstoneServer",
+                "TouchstoneKit",
+                "TouchstoneCrypto",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

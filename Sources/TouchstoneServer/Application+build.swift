@@ -25,6 +25,9 @@ public func buildApplication(
     var logger = dependencies.logger ?? Logger(label: "touchstone")
     logger.logLevel = configuration.logLevel
 
+    // Configuration that cannot work is refused before anything is opened.
+    let keyEncryptionKey = try KeyEncryptionKey.resolve(configuration, randomBytes: dependencies.randomBytes, logger: logger)
+
     let store: any TouchstoneStore
     if let injected = dependencies.store {
         store = injected
@@ -55,6 +58,22 @@ public func buildApplication(
     let policy = PolicyProvider(defaults: RuntimePolicy(configuration: configuration))
     await policy.reload(from: store, logger: logger)
     let decoyKey = await loadDecoyKey(store: store, dependencies: dependencies, logger: logger)
+    let secrets = Secrets(randomBytes: dependencies.randomBytes)
+    let audit = AuditLog(store: store, secrets: secrets, now: dependencies.now, logger: logger)
+    let ring: SigningKeyRing
+    do {
+        ring = try await openSigningKeyRing(
+            configuration: configuration,
+            keyEncryptionKey: keyEncryptionKey,
+            dependencies: dependencies,
+            store: store,
+            audit: audit,
+            logger: logger
+        )
+    } catch {
+        try? await store.shutdown()
+        throw error
+    }
     let router = buildRouter(
         configuration: configuration,
         dependencies: dependencies,
@@ -62,6 +81,8 @@ public func buildApplication(
         relyingParty: relyingParty,
         policy: policy,
         decoyKey: decoyKey,
+        audit: audit,
+        ring: ring,
         logger: logger
     )
     var app = Application(
@@ -80,9 +101,46 @@ public func buildApplication(
             now: dependencies.now,
             logger: logger
         ),
-        PolicyRefreshService(policy: policy, store: store, interval: configuration.policyRefreshInterval, logger: logger)
+        PeriodicService(interval: configuration.policyRefreshInterval) { [logger] in await policy.reload(from: store, logger: logger) },
+        PeriodicService(interval: .seconds(60)) { [logger] in
+            do {
+                try await ring.maintain()
+            } catch {
+                logger.warning("signing key rotation check failed: \(error)")
+            }
+        }
     )
     return app
+}
+
+/// The token-signing key set: its key-encryption key resolved, the keys the schedule says are due made, and every
+/// stored key checked to open with the key-encryption key (a server with the wrong key refuses to start). A database
+/// that does not answer now is left to the rotation service and the first token request.
+func openSigningKeyRing(
+    configuration: TouchstoneConfiguration,
+    keyEncryptionKey: SymmetricKey,
+    dependencies: TouchstoneDependencies,
+    store: any TouchstoneStore,
+    audit: AuditLog,
+    logger: Logger
+) async throws -> SigningKeyRing {
+    let ring = SigningKeyRing(
+        store: store,
+        settings: configuration.tokens,
+        keyEncryptionKey: keyEncryptionKey,
+        now: dependencies.now,
+        audit: audit,
+        logger: logger
+    )
+    do {
+        try await ring.checkKeysOpen()
+        try await ring.maintain()
+    } catch let error as KeyEncryptionKeyError {
+        throw error
+    } catch {
+        logger.warning("token signing keys not loaded at start (the database did not answer): \(error)")
+    }
+    return ring
 }
 
 /// The key of the decoy credential ids, shared by every instance through the database (created by the first).
@@ -127,12 +185,13 @@ func buildRouter(
     relyingParty: RelyingParty,
     policy: PolicyProvider,
     decoyKey: SymmetricKey,
+    audit: AuditLog,
+    ring: SigningKeyRing,
     logger: Logger
 ) -> Router<TouchstoneRequestContext> {
-    let secrets = Secrets(randomBytes: dependencies.randomBytes)
+    let secrets = audit.secrets
     let now = dependencies.now
     let sessions = SessionManager(store: store, secrets: secrets, now: now, policy: policy)
-    let audit = AuditLog(store: store, secrets: secrets, now: now, logger: logger)
     let limiter = RateLimiter(settings: configuration.rateLimits, store: store, buckets: AddressBuckets(), audit: audit, now: now)
     let hasher = PasswordHasher(cost: configuration.bcryptCost)
     let reauthenticationWindow = configuration.reauthenticationWindow.timeInterval
@@ -214,6 +273,21 @@ func buildRouter(
         audit: audit
     ).addRoutes(to: router, authenticator: authenticator)
     AdminController(store: store, policy: policy, audit: audit, now: now).addRoutes(to: router)
+    TokenController(
+        tokens: TokenService(
+            ring: ring,
+            store: store,
+            secrets: secrets,
+            now: now,
+            issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
+            audiences: configuration.tokens.resolvedAudiences(port: configuration.port),
+            clientId: configuration.tokens.clientId,
+            lifetime: configuration.tokens.accessTokenLifetime.timeInterval
+        ),
+        ring: ring,
+        store: store,
+        jwksMaxAge: Int(configuration.tokens.jwksMaxAge.components.seconds)
+    ).addRoutes(to: router, authenticator: authenticator)
     return router
 }
 

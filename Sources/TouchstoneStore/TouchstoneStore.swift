@@ -180,6 +180,18 @@ public protocol TouchstoneStore: Sendable {
     /// Forgets an address's failures and block; returns whether it was blocked at `at`.
     func clearAddressFailures(address: String, at: Date) async throws -> Bool
 
+    // MARK: Tokens
+
+    /// Every signing key, oldest generation first.
+    func signingKeys() async throws -> [SigningKeyRecord]
+    /// Adds a key; returns `false` (and adds nothing) when its generation or kid is taken, which is how two instances
+    /// that rotate at once end up with one new key.
+    func insertSigningKey(_ key: SigningKeyRecord) async throws -> Bool
+    /// The session with this `sid`, whatever its state.
+    func session(id: String) async throws -> SessionRecord?
+    /// Gives the session `id` unless it already has one; returns the session's id, or `nil` if there is no such session.
+    func assignSessionId(tokenHash: String, id: String) async throws -> String?
+
     // MARK: Administration
 
     func insertAdminKey(_ key: AdminKeyRecord) async throws

@@ -11,6 +11,14 @@ func withStore<T>(database: String?, _ body: (any TouchstoneStore) async throws 
 
 /// The same, also giving `body` the location (for messages; a PostgreSQL password is masked).
 func withStore<T>(database: String?, _ body: (any TouchstoneStore, DatabaseLocation) async throws -> T) async throws -> T {
+    try await withStore(database: database) { store, configuration, _ in try await body(store, configuration.database) }
+}
+
+/// The same, giving `body` the whole configuration (`TOUCHSTONE_*` variables, `--database`) and a logger.
+func withStore<T>(
+    database: String?,
+    _ body: (any TouchstoneStore, TouchstoneConfiguration, Logger) async throws -> T
+) async throws -> T {
     var configuration = try environmentConfiguration()
     if let database { configuration.database = try parseDatabase(database) }
     var logger = Logger(label: "touchstone")
@@ -18,7 +26,7 @@ func withStore<T>(database: String?, _ body: (any TouchstoneStore, DatabaseLocat
     let store = try await openStore(configuration.database, logger: logger)
     do {
         try await store.migrate()
-        let result = try await body(store, configuration.database)
+        let result = try await body(store, configuration, logger)
         try await store.shutdown()
         return result
     } catch {

@@ -29,6 +29,9 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
+    /// The key-encryption key of test servers on PostgreSQL (32 bytes in base64; a test value, never a real one).
+    static let testKeyEncryptionKey = "dG91Y2hzdG9uZS10ZXN0LWtleS1lbmNyeXB0aW9uLTE="
+
     /// Two instances on one database, started at once (both migrate: the advisory lock makes that safe).
     static func pair(database: String, environment: [String: String] = [:]) async throws -> (ServerProcess, ServerProcess) {
         async let first = ServerProcess(database: database, environment: environment)
@@ -42,6 +45,9 @@ final class ServerProcess: @unchecked Sendable {
         env["TOUCHSTONE_BCRYPT_COST"] = "4"
         // Load tests hammer one address and a few accounts; tests that want the limits turn them on.
         env["TOUCHSTONE_RATE_LIMITS"] = "off"
+        // Every instance on one PostgreSQL database seals and opens the signing keys with the same key (SQLite keeps
+        // its generated key beside the database file).
+        if database.hasPrefix("postgres") { env["TOUCHSTONE_KEY_ENCRYPTION_KEY"] = Self.testKeyEncryptionKey }
         env.merge(environment) { $1 }
         let process = try ChildProcess(
             executable: try Self.binary.path,

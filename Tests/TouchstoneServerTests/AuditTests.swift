@@ -109,9 +109,10 @@ struct AuditTests {
             let login = try await flow.login(id, device)
             let token4 = try #require(login.value("session", "token"))
             _ = try await client.request(.get, "/v1/session", token: token4)
+            let accessToken = try #require(try await client.request(.post, "/v1/session/token", token: token4).value("accessToken"))
             _ = try await client.request(.delete, "/v1/session", token: token3)
             let events = try await client.request(.get, "/v1/session/events?limit=100", token: token)
-            return [password, pin, token, token2, token3, token4, String(decoding: events.body, as: UTF8.self)]
+            return [password, pin, token, token2, token3, token4, accessToken, String(decoding: events.body, as: UTF8.self)]
         }
         let trail = try #require(secrets.last)
         let log = lines.withLockedValue { $0.joined(separator: "\n") }

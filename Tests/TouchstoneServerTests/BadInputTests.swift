@@ -86,6 +86,10 @@ struct FailingStore: TouchstoneStore {
     func addressBlock(address: String, at: Date) async throws -> AddressFailures? { throw self.error }
     func blockedAddresses(at: Date, limit: Int) async throws -> [AddressFailures] { throw self.error }
     func clearAddressFailures(address: String, at: Date) async throws -> Bool { throw self.error }
+    func signingKeys() async throws -> [SigningKeyRecord] { throw self.error }
+    func insertSigningKey(_ key: SigningKeyRecord) async throws -> Bool { throw self.error }
+    func session(id: String) async throws -> SessionRecord? { throw self.error }
+    func assignSessionId(tokenHash: String, id: String) async throws -> String? { throw self.error }
     func shutdown() async throws {}
     func insertUser(_ user: UserRecord) async throws { throw self.error }
     func user(id: String) async throws -> UserRecord? { throw self.error }

@@ -42,6 +42,6 @@ struct TemporaryFilesTests {
 
     /// The database file and the SQLite files beside it that still exist.
     static func leftovers(_ path: String) -> [String] {
-        ["", "-wal", "-shm", "-journal"].map { path + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
+        ["", "-wal", "-shm", "-journal", ".kek"].map { path + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
     }
 }

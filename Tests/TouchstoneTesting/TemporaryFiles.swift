@@ -33,9 +33,10 @@ public enum TemporaryFiles {
         self.directory.appendingPathComponent("\(name)-\(UUID().uuidString)\(suffix)").path
     }
 
-    /// Removes a file or directory and, for an SQLite database, its journal, WAL and shared-memory files.
+    /// Removes a file or directory and, for an SQLite database, its journal, WAL and shared-memory files and the
+    /// key-encryption key the server generates beside it.
     public static func remove(_ path: String) {
-        for sidecar in ["", "-wal", "-shm", "-journal"] {
+        for sidecar in ["", "-wal", "-shm", "-journal", ".kek"] {
             try? FileManager.default.removeItem(atPath: path + sidecar)
         }
     }

@@ -45,7 +45,7 @@ extension TestClientProtocol {
             headers[.contentType] = "application/json"
             buffer = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
         } else if let raw {
-            headers[.contentType] = "application/json"
+            if headers[.contentType] == nil { headers[.contentType] = "application/json" }
             buffer = ByteBuffer(string: raw)
         }
         let response = try await self.executeRequest(uri: uri, method: method, headers: headers, body: buffer)

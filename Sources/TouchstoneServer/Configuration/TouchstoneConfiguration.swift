@@ -104,6 +104,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var passkeys = PasskeySettings()
     /// Apple App Attest: which apps may attest keys, and whether enrolment requires it.
     public var appAttest = AppAttestSettings()
+    /// Access tokens and the signing key set.
+    public var tokens = TokenSettings()
 
     public init() {}
 
@@ -260,6 +262,7 @@ public struct TouchstoneConfiguration: Sendable {
         if let files = environment["TOUCHSTONE_TRUST_ANCHORS"] {
             self.passkeys.trustAnchorFiles = files.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
+        try self.tokens.read(environment)
         if let level = environment["TOUCHSTONE_LOG_LEVEL"] {
             guard let value = Logger.Level(rawValue: level) else { throw ConfigurationError("TOUCHSTONE_LOG_LEVEL", level) }
             self.logLevel = value

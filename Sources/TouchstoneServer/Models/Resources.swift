@@ -140,18 +140,19 @@ struct ChallengeResponse: Encodable {
 struct JSONResponse<Body: Encodable>: ResponseGenerator {
     var status: HTTPResponse.Status = .ok
     var body: Body
+    /// Headers besides `Content-Type`.
+    var headers: HTTPFields = [:]
 
-    init(_ status: HTTPResponse.Status = .ok, _ body: Body) {
+    init(_ status: HTTPResponse.Status = .ok, _ body: Body, headers: HTTPFields = [:]) {
         self.status = status
         self.body = body
+        self.headers = headers
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let data = try JSONEncoder().encode(self.body)
-        return Response(
-            status: self.status,
-            headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -34,6 +34,8 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case addressUnblocked = "address.unblocked"
     case policyChanged = "policy.changed"
     case passwordChanged = "password.changed"
+    case signingKeyCreated = "signing_key.created"
+    case signingKeyRotated = "signing_key.rotated"
 }
 
 enum AuditOutcome: String, Sendable {

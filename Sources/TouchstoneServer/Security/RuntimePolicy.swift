@@ -82,25 +82,3 @@ final class PolicyProvider: Sendable {
         self.state.withLockedValue { $0 = policy }
     }
 }
-
-/// Reloads the runtime policy at an interval, so a change made through another instance applies here too.
-struct PolicyRefreshService: Service {
-    let policy: PolicyProvider
-    let store: any TouchstoneStore
-    let interval: Duration
-    let logger: Logger
-
-    func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                // Shutdown does not wait for a database that does not answer.
-                try await cancelWhenGracefulShutdown {
-                    await self.policy.reload(from: self.store, logger: self.logger)
-                    try await Task.sleep(for: self.interval)
-                }
-            } catch {
-                return
-            }
-        }
-    }
-}

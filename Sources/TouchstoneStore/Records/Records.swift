@@ -44,6 +44,9 @@ public struct SessionRecord: Sendable, Hashable {
     /// The biometric registration that created this session, if any.
     public var registrationId: String?
     public var revokedAt: Date?
+    /// A stable, non-secret identifier (access tokens carry it as `sid`); `nil` for sessions from before it existed
+    /// until one is assigned.
+    public var id: String?
 
     public init(
         tokenHash: String,
@@ -55,8 +58,10 @@ public struct SessionRecord: Sendable, Hashable {
         passwordAuthenticatedAt: Date?,
         methods: [AuthenticationMethod],
         registrationId: String? = nil,
-        revokedAt: Date? = nil
+        revokedAt: Date? = nil,
+        id: String? = nil
     ) {
+        self.id = id
         self.tokenHash = tokenHash
         self.userId = userId
         self.createdAt = createdAt

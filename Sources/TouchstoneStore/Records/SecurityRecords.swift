@@ -141,3 +141,40 @@ public struct AddressFailures: Sendable, Hashable {
         self.blockedUntil = blockedUntil
     }
 }
+
+/// A key of the token-signing key set. The private key is stored sealed (encrypted) by the server; the store never
+/// sees it in the clear.
+public struct SigningKeyRecord: Sendable, Hashable {
+    /// The JWK thumbprint (RFC 7638) of the public key.
+    public var kid: String
+    /// 1, 2, 3, ...: the order of creation; a newer generation wins once it is active.
+    public var generation: Int64
+    /// `ES256` or `EdDSA`.
+    public var algorithm: String
+    /// The public key as a JWK (JSON text).
+    public var publicJWK: String
+    /// The private key, sealed with the key-encryption key.
+    public var sealedPrivateKey: [UInt8]
+    /// When it was created and published.
+    public var createdAt: Date
+    /// When it starts signing (publication lead time after creation, so caches know it first).
+    public var activatesAt: Date
+
+    public init(
+        kid: String,
+        generation: Int64,
+        algorithm: String,
+        publicJWK: String,
+        sealedPrivateKey: [UInt8],
+        createdAt: Date,
+        activatesAt: Date
+    ) {
+        self.kid = kid
+        self.generation = generation
+        self.algorithm = algorithm
+        self.publicJWK = publicJWK
+        self.sealedPrivateKey = sealedPrivateKey
+        self.createdAt = createdAt
+        self.activatesAt = activatesAt
+    }
+}

@@ -208,5 +208,28 @@ enum Migrations {
                 "CREATE INDEX address_failures_last_failure_at ON address_failures (last_failure_at)",
             ]
         ),
+        Migration(
+            version: 8,
+            name: "token signing keys; session ids",
+            statements: [
+                // The key set that signs access tokens (and receipts): shared by every instance, private keys sealed
+                // with the key-encryption key (AES-256-GCM, the kid as associated data). `generation` orders the keys
+                // and makes concurrent creation by two instances a conflict instead of two keys.
+                """
+                CREATE TABLE signing_keys (
+                    kid TEXT PRIMARY KEY,
+                    generation BIGINT NOT NULL UNIQUE,
+                    algorithm TEXT NOT NULL,
+                    public_jwk TEXT NOT NULL,
+                    sealed_private_key TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    activates_at BIGINT NOT NULL
+                )
+                """,
+                // A stable, non-secret session identifier for tokens (`sid`); sessions from before get one on first use.
+                "ALTER TABLE sessions ADD COLUMN id TEXT",
+                "CREATE UNIQUE INDEX sessions_id ON sessions (id)",
+            ]
+        ),
     ]
 }

@@ -108,12 +108,12 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         try await db.raw(
             """
             INSERT INTO sessions (token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at,
-                password_authenticated_at, methods, registration_id, revoked_at)
+                password_authenticated_at, methods, registration_id, revoked_at, id)
             VALUES (\(bind: session.tokenHash), \(bind: session.userId), \(bind: session.createdAt.millis),
                 \(bind: session.expiresAt.millis), \(bind: session.idleExpiresAt.millis),
                 \(bind: session.authenticatedAt.millis), \(bind: session.passwordAuthenticatedAt?.millis),
                 \(bind: session.methods.map(\.rawValue).joined(separator: ",")), \(bind: session.registrationId),
-                \(bind: session.revokedAt?.millis))
+                \(bind: session.revokedAt?.millis), \(bind: session.id))
             """
         ).run()
     }
@@ -662,9 +662,9 @@ extension Date {
 }
 
 extension [UInt8] {
-    fileprivate var base64URL: String { Base64.urlEncode(self) }
+    var base64URL: String { Base64.urlEncode(self) }
 
-    fileprivate init?(base64URL text: String) {
+    init?(base64URL text: String) {
         guard let bytes = Base64.urlDecodeCanonical(text) else { return nil }
         self = bytes
     }
@@ -702,7 +702,7 @@ extension UserRecord {
 }
 
 extension SessionRecord {
-    fileprivate init(row: any SQLRow) throws {
+    init(row: any SQLRow) throws {
         let methods = try row.decode(column: "methods", as: String.self).split(separator: ",")
             .compactMap { AuthenticationMethod(rawValue: String($0)) }
         self.init(
@@ -715,7 +715,8 @@ extension SessionRecord {
             passwordAuthenticatedAt: try row.optionalDate("password_authenticated_at"),
             methods: methods,
             registrationId: try row.decode(column: "registration_id", as: String?.self),
-            revokedAt: try row.optionalDate("revoked_at")
+            revokedAt: try row.optionalDate("revoked_at"),
+            id: try row.decode(column: "id", as: String?.self)
         )
     }
 }

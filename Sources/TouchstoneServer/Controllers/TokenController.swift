@@ -1,0 +1,152 @@
+import Foundation
+import Hummingbird
+import TouchstoneAuth
+import TouchstoneStore
+
+/// Access tokens for an app's own APIs: `POST /v1/session/token`, `GET /.well-known/jwks.json`,
+/// `POST /v1/tokens/introspect`, and the signing keys of the admin API (`/v1/admin/signing-keys`).
+struct TokenController {
+    typealias Context = TouchstoneRequestContext
+
+    let tokens: TokenService
+    let ring: SigningKeyRing
+    let store: any TouchstoneStore
+    let jwksMaxAge: Int
+
+    func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
+        router.group("/v1/session").add(middleware: authenticator).post("/token", use: self.issue)
+        router.get("/.well-known/jwks.json", use: self.jwks)
+        let admin = router.group().add(middleware: AdminAuthenticator(store: self.store))
+        admin.post("/v1/tokens/introspect", use: self.introspect)
+        admin.get("/v1/admin/signing-keys", use: self.signingKeys)
+        admin.post("/v1/admin/signing-keys/rotate", use: self.rotate)
+    }
+
+    struct Issued: Encodable {
+        var accessToken: String
+        var tokenType = "Bearer"
+        var expiresIn: Int
+    }
+
+    /// `POST /v1/session/token`: a short-lived access token for the caller's session.
+    @Sendable func issue(request: Request, context: Context) async throws -> JSONResponse<Issued> {
+        let (token, expiresIn) = try await self.tokens.issueAccessToken(for: try context.requireIdentity())
+        return JSONResponse(.ok, Issued(accessToken: token, expiresIn: expiresIn), headers: [.cacheControl: "no-store"])
+    }
+
+    /// `GET /.well-known/jwks.json`: the public keys of the signing key set (RFC 7517).
+    @Sendable func jwks(request: Request, context: Context) async throws -> JSONResponse<PublicJWKSet> {
+        JSONResponse(.ok, try await self.ring.jwks(), headers: [.cacheControl: "public, max-age=\(self.jwksMaxAge)"])
+    }
+
+    /// The answer of introspection (RFC 7662 §2.2): only `active: false` for any token that is not active.
+    struct Introspection: Encodable {
+        var active: Bool
+        var sub: String?
+        var exp: Int64?
+        var iat: Int64?
+        var sid: String?
+        var amr: [String]?
+        var auth_time: Int64?
+        var client_id: String?
+        var token_type: String?
+        var iss: String?
+        var aud: [String]?
+        var jti: String?
+
+        static let inactive = Introspection(active: false)
+
+        init(active: Bool) {
+            self.active = active
+        }
+
+        init(_ claims: AccessTokenClaims) {
+            self.active = true
+            self.sub = claims.subject
+            self.exp = claims.expiresAt
+            self.iat = claims.issuedAt
+            self.sid = claims.sessionId
+            self.amr = claims.methods
+            self.auth_time = claims.authenticatedAt
+            self.client_id = claims.clientId
+            self.token_type = "Bearer"
+            self.iss = claims.issuer
+            self.aud = claims.audience
+            self.jti = claims.tokenId
+        }
+    }
+
+    /// `POST /v1/tokens/introspect` (admin key): `token=` as a form, or `{"token"}` as JSON.
+    @Sendable func introspect(request: Request, context: Context) async throws -> JSONResponse<Introspection> {
+        let token = try await Self.introspectedToken(request, context: context)
+        guard let claims = try await self.tokens.introspect(token) else {
+            return JSONResponse(.ok, .inactive, headers: [.cacheControl: "no-store"])
+        }
+        return JSONResponse(.ok, Introspection(claims), headers: [.cacheControl: "no-store"])
+    }
+
+    static func introspectedToken(_ request: Request, context: Context) async throws -> String {
+        let body = try await request.collectJSONBody(context: context)
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        let token: String?
+        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            token = Self.formValue("token", in: String(decoding: body, as: UTF8.self))
+        } else {
+            struct Input: Decodable {
+                var token: String
+
+                enum CodingKeys: CodingKey { case token }
+
+                init(from decoder: any Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.token = try container.decodeString(.token, maxLength: SignedToken.maximumLength)
+                }
+            }
+            token = try JSONDecoder().decodeOrInvalid(Input.self, from: Data(body)).token
+        }
+        guard let token, !token.isEmpty else { throw APIError.invalidRequest("field 'token' is required") }
+        guard token.utf8.count <= SignedToken.maximumLength else { throw APIError.invalidRequest("field 'token' is too long") }
+        return token
+    }
+
+    /// The first value of `name` in an `application/x-www-form-urlencoded` body.
+    static func formValue(_ name: String, in body: String) -> String? {
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            guard key == name else { continue }
+            return parts.count == 2 ? parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding : ""
+        }
+        return nil
+    }
+
+    // MARK: Admin
+
+    struct SigningKeyList: Encodable {
+        var keys: [SigningKeyInfo]
+    }
+
+    /// `GET /v1/admin/signing-keys`: every key, newest first.
+    @Sendable func signingKeys(request: Request, context: Context) async throws -> JSONResponse<SigningKeyList> {
+        let keys = try await self.ring.keys(fresh: true)
+        return JSONResponse(.ok, SigningKeyList(keys: SigningKeyInfo.list(keys, schedule: self.ring.schedule, now: self.ring.now())))
+    }
+
+    struct RotateInput: Decodable {
+        var immediately: Bool?
+    }
+
+    /// `POST /v1/admin/signing-keys/rotate` `{"immediately"?}`: a new key, published now, signing after the lead time
+    /// (or at once).
+    @Sendable func rotate(request: Request, context: Context) async throws -> JSONResponse<SigningKeyInfo> {
+        let body = try await request.body.collect(upTo: context.maxUploadSize)
+        let input = body.readableBytes == 0 ? RotateInput() : try JSONDecoder().decodeOrInvalid(RotateInput.self, from: Data(body.readableBytesView))
+        let made = try await self.ring.rotate(immediately: input.immediately ?? false, actor: "admin:\(context.adminKey?.name ?? "?")")
+        let keys = try await self.ring.keys(fresh: true)
+        guard let resource = SigningKeyInfo.list(keys, schedule: self.ring.schedule, now: self.ring.now()).first(where: { $0.kid == made.kid })
+        else {
+            throw StoreError.unavailable("the new signing key was not read back")
+        }
+        return JSONResponse(.created, resource)
+    }
+}
