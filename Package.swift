@@ -282,6 +282,7 @@ let package = Package(
             name: "TouchstoneCLITests",
             dependencies: [
                 "TouchstoneKit",
+                "TouchstoneAuth",
                 "TouchstoneWebAuthn",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

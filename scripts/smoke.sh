@@ -65,12 +65,23 @@ expect 'pin_login' events -- curl -fsS "$server/v1/session/events" -H "Authoriza
 admin_key=$("$bin" admin create-key --name smoke --database "sqlite:$work/touchstone.sqlite" 2>/dev/null)
 expect 'smoke@example.com' admin-users -- curl -fsS "$server/v1/admin/users" -H "Authorization: Bearer $admin_key"
 
+# An access token verifies with a standard JWT library in another language (PyJWT), from the JWKS alone, and
+# introspection ends it at once after a sign-out.
+access_token=$(curl -fsS -X POST "$server/v1/session/token" -H "Authorization: Bearer $pin_token" | json "['accessToken']")
+python3 scripts/jwt_interop.py "$server/.well-known/jwks.json" "http://localhost:$port" "http://localhost:$port" "$access_token" ||
+  fail "PyJWT did not verify the access token"
+expect '"active":true' introspect -- curl -fsS -X POST "$server/v1/tokens/introspect" -H "Authorization: Bearer $admin_key" \
+  --data-urlencode "token=$access_token"
+curl -fsS -X DELETE "$server/v1/session" -H "Authorization: Bearer $pin_token" >/dev/null
+expect '{"active":false}' introspect-after-sign-out -- curl -fsS -X POST "$server/v1/tokens/introspect" \
+  -H "Authorization: Bearer $admin_key" --data-urlencode "token=$access_token"
+
 # No secret used above is in the server's trace log.
-for secret in "$TOUCHSTONE_PASSWORD" "$pin" "$token" "$pin_token" "$admin_key"; do
+for secret in "$TOUCHSTONE_PASSWORD" "$pin" "$token" "$pin_token" "$admin_key" "$access_token"; do
   if grep -qF -- "$secret" "$work/server.log"; then fail "a secret appears in the server log"; fi
 done
 grep -q 'debug' "$work/server.log" || fail "the server log has no debug lines"
 # Nor any bound SQL value (the drivers log them below info; the server keeps them out).
 if grep -q 'binds=' "$work/server.log"; then fail "the server log shows SQL bound values"; fi
 
-echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login + PIN + admin + no secrets in trace logs: ok"
+echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login + PIN + admin + access token (PyJWT, introspection) + no secrets in trace logs: ok"

@@ -5,6 +5,7 @@ import FoundationNetworking
 import Logging
 import SQLKit
 import Testing
+import TouchstoneAuth
 import TouchstoneCrypto
 import TouchstoneKit
 import TouchstoneStore
@@ -259,7 +260,74 @@ struct MultiInstanceTests {
         }
     }
 
+    /// Both instances sign with the one key set in the database: a token from either verifies with either's JWKS, a
+    /// rotation through one is published by both, and a sign-out through one ends the token at the other's
+    /// introspection.
+    @Test func tokensOfEitherInstanceVerifyWithEithersKeySet() async throws {
+        try await Self.withSchema { url in
+            let environment = ["TOUCHSTONE_ISSUER": "https://auth.example.test"]
+            let (a, b) = try await ServerProcess.pair(database: url, environment: environment)
+            defer {
+                a.stop()
+                b.stop()
+            }
+            let session = try await TouchstoneClient(baseURL: a.baseURL).createUser(email: "tokens@example.com", password: Self.password)
+            let fromA = try await TouchstoneClient(baseURL: a.baseURL).issueAccessToken(sessionToken: session.session.token).token
+            let fromB = try await TouchstoneClient(baseURL: b.baseURL).issueAccessToken(sessionToken: session.session.token).token
+            let jwksA = try await Self.get(a.baseURL, "/.well-known/jwks.json")
+            let jwksB = try await Self.get(b.baseURL, "/.well-known/jwks.json")
+            #expect(try JSONDecoder().decode(PublicJWKSet.self, from: jwksA) == JSONDecoder().decode(PublicJWKSet.self, from: jwksB))
+            for jwks in [jwksA, jwksB] {
+                let verifier = AccessTokenVerifier(
+                    keys: StaticKeySet(try await VerificationKey.keys(fromJWKS: jwks)),
+                    issuer: "https://auth.example.test",
+                    audiences: ["https://auth.example.test"]
+                )
+                #expect(try await verifier.verify(fromA).subject == session.user.id)
+                #expect(try await verifier.verify(fromB).subject == session.user.id)
+            }
+
+            let (created, key, errors) = try await BenchCommandTests.run(["admin", "create-key", "--name", "ops", "--database", url])
+            #expect(created == 0, "\(errors)")
+            let adminKey = try #require(key.split(separator: "\n").first.map(String.init))
+            #expect(try await Self.introspect(b.baseURL, adminKey, fromA)["active"] as? Bool == true)
+
+            // A rotation through A: B reads the key set again within 10 s and publishes the new key too.
+            let rotated = try await URLSessionTransport(baseURL: a.baseURL).send(
+                TransportRequest(method: "POST", path: "/v1/admin/signing-keys/rotate", headers: ["Authorization": "Bearer \(adminKey)"], body: nil)
+            )
+            let newKid = try #require((try JSONSerialization.jsonObject(with: rotated.body) as? [String: Any])?["kid"] as? String)
+            let deadline = Date().addingTimeInterval(15)
+            func publishedByB() async throws -> Bool {
+                try JSONDecoder().decode(PublicJWKSet.self, from: try await Self.get(b.baseURL, "/.well-known/jwks.json")).keys.contains { $0.kid == newKid }
+            }
+            while try await !publishedByB() && Date() < deadline { try await Task.sleep(for: .milliseconds(250)) }
+            #expect(try await publishedByB())
+
+            try await TouchstoneClient(baseURL: a.baseURL).signOut(token: session.session.token)
+            #expect(try await Self.introspect(b.baseURL, adminKey, fromA).keys.sorted() == ["active"])
+        }
+    }
+
     // MARK: Helpers
+
+    static func get(_ base: URL, _ path: String) async throws -> Data {
+        let response = try await URLSessionTransport(baseURL: base).send(TransportRequest(method: "GET", path: path, headers: [:], body: nil))
+        try #require(response.status == 200)
+        return response.body
+    }
+
+    static func introspect(_ base: URL, _ adminKey: String, _ token: String) async throws -> [String: Any] {
+        let response = try await URLSessionTransport(baseURL: base).send(
+            TransportRequest(
+                method: "POST",
+                path: "/v1/tokens/introspect",
+                headers: ["Authorization": "Bearer \(adminKey)", "Content-Type": "application/x-www-form-urlencoded"],
+                body: Data("token=\(token)".utf8)
+            )
+        )
+        return try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+    }
 
     /// The status of a GET (or a POST of `body`) and how long it took, measured.
     static func timed(_ base: URL, _ path: String, token: String? = nil, body: String? = nil) async throws -> (Int, Double) {

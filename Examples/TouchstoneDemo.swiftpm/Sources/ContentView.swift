@@ -30,6 +30,7 @@ struct ContentView: View {
                             get: { self.model.biometricsEnabled },
                             set: { on in Task { on ? await self.model.enableBiometrics() : await self.model.disableBiometrics() } }
                         ))
+                        Button("Call the API") { Task { await self.model.loadProfile() } }
                         Button("Sign out", role: .destructive) { Task { await self.model.signOut() } }
                     }
                 }

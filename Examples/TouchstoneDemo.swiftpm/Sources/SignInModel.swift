@@ -79,6 +79,20 @@ final class SignInModel {
         }
     }
 
+    /// Calls the app's own API with an access token from the session (cached by the SDK until shortly before it
+    /// expires). The API verifies it with TouchstoneAuth's middleware or any JWT library and the server's JWKS.
+    func loadProfile(api: URL = URL(string: "https://api.example.com/me")!) async {
+        guard let session else { return }
+        await self.run {
+            var request = URLRequest(url: api)
+            let token = try await self.biometrics.client.accessToken(for: session)
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            self.message = status == 200 ? String(decoding: data, as: UTF8.self) : "The API answered \(status)."
+        }
+    }
+
     func signOut() async {
         if let session { try? await self.biometrics.client.signOut(token: session.session.token) }
         self.session = nil
@@ -117,6 +131,7 @@ final class SignInModel {
         case .pinDisabled: return "Too many wrong PINs. Sign in with your password."
         case .pinNotSet: return "No PIN is set for this device. Sign in with your password."
         case .rateLimited: return "Too many attempts. Wait a moment and try again."
+        case .sessionEnded: return "You were signed out. Sign in again."
         case .server:
             if error.serverCode == "reauthentication_required" { return "Sign in with your password again to change this." }
             if error.serverCode == "app_attest_required" { return "This app could not prove it is genuine (App Attest)." }

@@ -50,6 +50,8 @@ public struct BiometricLoginError: Error, Hashable, Sendable, CustomStringConver
         case pinNotSet
         /// Too many requests or failed sign-ins; wait and try again.
         case rateLimited
+        /// The session is over (signed out, revoked, expired or idle too long): sign in again.
+        case sessionEnded
         /// The server answered with an error; see ``serverCode`` and ``httpStatus``.
         case server
         /// The server could not be reached or answered something unreadable.

@@ -4,9 +4,15 @@ public import TouchstoneCrypto
 /// Typed calls to the Touchstone HTTP API, v1. Every failure is a ``BiometricLoginError`` (`.server` or `.transport`).
 public struct TouchstoneClient: Sendable {
     public let transport: any TouchstoneTransport
+    /// Access tokens already issued, shared by every copy of this client.
+    let accessTokens: AccessTokenCache
 
-    public init(transport: any TouchstoneTransport) {
+    /// - Parameters:
+    ///   - transport: How requests reach the server.
+    ///   - now: The clock that decides when a cached access token is too old (tests inject their own).
+    public init(transport: any TouchstoneTransport, now: @escaping @Sendable () -> Date = { Date() }) {
         self.transport = transport
+        self.accessTokens = AccessTokenCache(now: now)
     }
 
     /// A client for the server at `baseURL` over `URLSession`.
@@ -34,6 +40,41 @@ public struct TouchstoneClient: Sendable {
 
     public func signOut(token: String) async throws {
         try await self.callWithoutResult("DELETE", "/v1/session", token: token)
+    }
+
+    // MARK: Access tokens
+
+    /// An access token (a short-lived JWT) for the app's own API, from the session.
+    ///
+    /// A token issued earlier for this session is returned while it has more than `minimumLifetime` seconds left;
+    /// otherwise a new one is asked for, and callers that ask at the same time share that one request.
+    ///
+    /// ```swift
+    /// var request = URLRequest(url: api.appendingPathComponent("orders"))
+    /// request.setValue("Bearer \(try await client.accessToken(for: session))", forHTTPHeaderField: "Authorization")
+    /// ```
+    ///
+    /// - Throws: ``BiometricLoginError`` with ``BiometricLoginError/Code/sessionEnded`` when the session is over
+    ///   (signed out, revoked, expired): sign the user in again.
+    public func accessToken(for session: TouchstoneSession, minimumLifetime: TimeInterval = 30) async throws -> String {
+        try await self.accessTokens.token(for: session.session.token, minimumLifetime: minimumLifetime) {
+            try await self.issueAccessToken(sessionToken: session.session.token)
+        }.token
+    }
+
+    /// `POST /v1/session/token`: a new access token, uncached.
+    public func issueAccessToken(sessionToken: String) async throws -> AccessToken {
+        struct Body: Decodable {
+            var accessToken: String
+            var expiresIn: Int
+        }
+        let requestedAt = self.accessTokens.now()
+        do {
+            let body: Body = try await self.call("POST", "/v1/session/token", token: sessionToken)
+            return AccessToken(token: body.accessToken, expiresAt: requestedAt.addingTimeInterval(TimeInterval(body.expiresIn)))
+        } catch let error as BiometricLoginError where error.httpStatus == 401 {
+            throw BiometricLoginError(.sessionEnded, error.message, serverCode: error.serverCode, httpStatus: error.httpStatus)
+        }
     }
 
     // MARK: Biometric registrations
