@@ -110,7 +110,8 @@ struct SystemTests {
                 ("/v1/admin/users/{id}/sign-out", "post"), ("/v1/admin/registrations/{id}", "delete"),
                 ("/v1/admin/passkeys/{id}", "delete"), ("/v1/admin/events", "get"), ("/v1/admin/policy", "get"),
                 ("/v1/admin/policy", "patch"), ("/v1/admin/blocked-addresses", "get"),
-                ("/v1/admin/blocked-addresses/{address}", "delete"),
+                ("/v1/admin/blocked-addresses/{address}", "delete"), ("/v1/session/token", "post"), ("/.well-known/jwks.json", "get"),
+                ("/v1/tokens/introspect", "post"), ("/v1/admin/signing-keys", "get"), ("/v1/admin/signing-keys/rotate", "post"),
             ]
             for (path, method) in routes {
                 #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")
