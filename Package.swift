@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "TouchstoneServer", targets: ["TouchstoneServer"]),
         .library(name: "TouchstoneKit", targets: ["TouchstoneKit"]),
         .library(name: "TouchstoneAuth", targets: ["TouchstoneAuth"]),
+        .library(name: "TouchstoneConfirmation", targets: ["TouchstoneConfirmation"]),
         .executable(name: "touchstone", targets: ["touchstone"]),
         .executable(name: "touchstone-fuzz", targets: ["touchstone-fuzz"]),
     ],
@@ -63,6 +64,17 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Pure transaction confirmation: the canonical payload (RFC 8785), the rules for its text, and offline
+        // verification of approval evidence (device key or passkey).
+        .target(
+            name: "TouchstoneConfirmation",
+            dependencies: [
+                "TouchstoneCrypto",
+                "TouchstoneWebAuthn",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -256,6 +268,16 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneConfirmationTests",
+            dependencies: [
+                "TouchstoneConfirmation",
+                "TouchstoneCrypto",
+                "TouchstoneWebAuthn",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
