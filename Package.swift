@@ -104,6 +104,7 @@ let package = Package(
                 "TouchstoneStore",
                 "TouchstoneWebAuthn",
                 "TouchstoneAuth",
+                "TouchstoneConfirmation",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -240,6 +241,7 @@ let package = Package(
             dependencies: [
                 "TouchstoneTesting",
                 "TouchstoneAuth",
+                "TouchstoneConfirmation",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 "TouchstoneWebAuthn",

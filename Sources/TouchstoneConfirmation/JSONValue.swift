@@ -24,3 +24,23 @@ public enum JSONValue: Sendable, Hashable {
         if case .number(let value) = self { value } else { nil }
     }
 }
+
+extension JSONValue: Encodable {
+    /// Encodes the value for a JSON response; whole numbers within ±2^53 as integers.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .object(let members): try container.encode(members)
+        case .array(let elements): try container.encode(elements)
+        case .string(let text): try container.encode(text)
+        case .number(let number):
+            if number.rounded() == number, abs(number) <= StrictJSONParser.largestExactInteger {
+                try container.encode(Int64(number))
+            } else {
+                try container.encode(number)
+            }
+        case .bool(let flag): try container.encode(flag)
+        case .null: try container.encodeNil()
+        }
+    }
+}

@@ -273,6 +273,24 @@ func buildRouter(
         audit: audit
     ).addRoutes(to: router, authenticator: authenticator)
     AdminController(store: store, policy: policy, audit: audit, now: now).addRoutes(to: router)
+    ConfirmationController(
+        service: ConfirmationService(
+            store: store,
+            secrets: secrets,
+            now: now,
+            ring: ring,
+            audit: audit,
+            policy: policy,
+            relyingParty: relyingParty,
+            passkeyKeys: ParsedValueCache(capacity: configuration.keyCacheSize),
+            issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
+            receiptAudiences: configuration.tokens.resolvedReceiptAudiences(port: configuration.port)
+        ),
+        sessions: sessions,
+        store: store,
+        limiter: limiter,
+        passkeyTimeoutMilliseconds: Int(configuration.passkeys.timeout.components.seconds) * 1000
+    ).addRoutes(to: router)
     TokenController(
         tokens: TokenService(
             ring: ring,

@@ -192,6 +192,15 @@ public protocol TouchstoneStore: Sendable {
     /// Gives the session `id` unless it already has one; returns the session's id, or `nil` if there is no such session.
     func assignSessionId(tokenHash: String, id: String) async throws -> String?
 
+    // MARK: Confirmations
+
+    func insertConfirmation(_ confirmation: ConfirmationRecord) async throws
+    func confirmation(id: String) async throws -> ConfirmationRecord?
+    /// Approves (with `approval`) or declines (without) a pending confirmation that has not expired at `at`, storing
+    /// `events` in the same transaction; returns `false` when it was not pending or had expired, so of concurrent
+    /// decisions exactly one succeeds. An approval by a registration also resets its failed-signature count.
+    func decideConfirmation(id: String, approval: ConfirmationRecord.Approval?, events: [AuditEventRecord], at: Date) async throws -> Bool
+
     // MARK: Administration
 
     func insertAdminKey(_ key: AdminKeyRecord) async throws

@@ -90,6 +90,11 @@ struct FailingStore: TouchstoneStore {
     func insertSigningKey(_ key: SigningKeyRecord) async throws -> Bool { throw self.error }
     func session(id: String) async throws -> SessionRecord? { throw self.error }
     func assignSessionId(tokenHash: String, id: String) async throws -> String? { throw self.error }
+    func insertConfirmation(_ confirmation: ConfirmationRecord) async throws { throw self.error }
+    func confirmation(id: String) async throws -> ConfirmationRecord? { throw self.error }
+    func decideConfirmation(id: String, approval: ConfirmationRecord.Approval?, events: [AuditEventRecord], at: Date) async throws -> Bool {
+        throw self.error
+    }
     func shutdown() async throws {}
     func insertUser(_ user: UserRecord) async throws { throw self.error }
     func user(id: String) async throws -> UserRecord? { throw self.error }

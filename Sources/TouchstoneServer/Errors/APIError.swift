@@ -163,4 +163,17 @@ extension APIError {
     )
     static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
     static let addressNotBlocked = APIError(.notFound, code: "address_not_blocked", message: "that address is not blocked")
+    static let confirmationNotFound = APIError(.notFound, code: "confirmation_not_found", message: "no such confirmation")
+    static let confirmationNotPending = APIError(
+        .conflict,
+        code: "confirmation_not_pending",
+        message: "this confirmation was already approved or declined"
+    )
+    static let confirmationExpired = APIError(.gone, code: "confirmation_expired", message: "this confirmation has expired")
+    static let registrationNotAllowed = APIError(
+        .forbidden,
+        code: "registration_not_allowed",
+        message: "this key or passkey belongs to another user"
+    )
+    static let noPasskeys = APIError(.conflict, code: "no_passkeys", message: "this user has no passkeys")
 }

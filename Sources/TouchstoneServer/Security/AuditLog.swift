@@ -36,6 +36,9 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case passwordChanged = "password.changed"
     case signingKeyCreated = "signing_key.created"
     case signingKeyRotated = "signing_key.rotated"
+    case confirmationApproved = "confirmation.approved"
+    case confirmationDeclined = "confirmation.declined"
+    case confirmationFailed = "confirmation.failed"
 }
 
 enum AuditOutcome: String, Sendable {

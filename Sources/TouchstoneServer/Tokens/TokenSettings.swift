@@ -13,6 +13,8 @@ public struct TokenSettings: Sendable {
     public var issuer: String?
     /// `aud` of access tokens; empty means the issuer.
     public var audiences: [String] = []
+    /// `aud` of confirmation receipts; empty means the issuer.
+    public var receiptAudiences: [String] = []
     /// `client_id` of access tokens: the app they are issued to.
     public var clientId: String = "touchstone"
     /// How long an access token lives.
@@ -42,6 +44,11 @@ public struct TokenSettings: Sendable {
         self.audiences.isEmpty ? [self.resolvedIssuer(port: port)] : self.audiences
     }
 
+    /// The audiences of confirmation receipts for a server on `port`.
+    public func resolvedReceiptAudiences(port: Int) -> [String] {
+        self.receiptAudiences.isEmpty ? [self.resolvedIssuer(port: port)] : self.receiptAudiences
+    }
+
     /// Reads the token variables from `environment` over these settings.
     mutating func read(_ environment: [String: String]) throws {
         if let issuer = environment["TOUCHSTONE_ISSUER"] {
@@ -52,6 +59,9 @@ public struct TokenSettings: Sendable {
         }
         if let list = environment["TOUCHSTONE_TOKEN_AUDIENCE"] {
             self.audiences = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        if let list = environment["TOUCHSTONE_RECEIPT_AUDIENCE"] {
+            self.receiptAudiences = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if let clientId = environment["TOUCHSTONE_TOKEN_CLIENT_ID"] {
             guard !clientId.isEmpty, clientId.utf8.count <= 200 else { throw ConfigurationError("TOUCHSTONE_TOKEN_CLIENT_ID", clientId) }

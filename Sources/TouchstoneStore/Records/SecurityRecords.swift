@@ -178,3 +178,89 @@ public struct SigningKeyRecord: Sendable, Hashable {
         self.activatesAt = activatesAt
     }
 }
+
+/// A transaction confirmation: what the user is asked to approve, the exact payload their device signs, and once
+/// decided, the decision with the approval's evidence.
+public struct ConfirmationRecord: Sendable, Hashable {
+    public enum Status: String, Sendable, Hashable {
+        case pending
+        case approved
+        case declined
+    }
+
+    /// How an approval was made and what proves it.
+    public struct Approval: Sendable, Hashable {
+        /// `biometric` or `passkey`.
+        public var method: String
+        public var registrationId: String?
+        public var passkeyId: String?
+        public var algorithm: String
+        /// base64url: SPKI DER of a device key, or a passkey's COSE key.
+        public var publicKey: String
+        /// base64url.
+        public var signature: String
+        public var authenticatorData: String?
+        public var clientDataJSON: String?
+
+        public init(
+            method: String,
+            registrationId: String? = nil,
+            passkeyId: String? = nil,
+            algorithm: String,
+            publicKey: String,
+            signature: String,
+            authenticatorData: String? = nil,
+            clientDataJSON: String? = nil
+        ) {
+            self.method = method
+            self.registrationId = registrationId
+            self.passkeyId = passkeyId
+            self.algorithm = algorithm
+            self.publicKey = publicKey
+            self.signature = signature
+            self.authenticatorData = authenticatorData
+            self.clientDataJSON = clientDataJSON
+        }
+    }
+
+    public var id: String
+    public var userId: String
+    public var summary: String
+    /// The details in canonical JSON.
+    public var details: String
+    /// The canonical payload text the device signs.
+    public var payload: String
+    /// `user` (the user's own session) or `service:<admin key name>`.
+    public var createdBy: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var status: Status
+    public var decidedAt: Date?
+    public var approval: Approval?
+
+    public init(
+        id: String,
+        userId: String,
+        summary: String,
+        details: String,
+        payload: String,
+        createdBy: String,
+        createdAt: Date,
+        expiresAt: Date,
+        status: Status = .pending,
+        decidedAt: Date? = nil,
+        approval: Approval? = nil
+    ) {
+        self.id = id
+        self.userId = userId
+        self.summary = summary
+        self.details = details
+        self.payload = payload
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.status = status
+        self.decidedAt = decidedAt
+        self.approval = approval
+    }
+}

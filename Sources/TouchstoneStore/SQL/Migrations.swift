@@ -231,5 +231,36 @@ enum Migrations {
                 "CREATE UNIQUE INDEX sessions_id ON sessions (id)",
             ]
         ),
+        Migration(
+            version: 9,
+            name: "transaction confirmations",
+            statements: [
+                // A confirmation and, once decided, how: the approval's evidence (payload, signature, key, and for a
+                // passkey what the authenticator signed) stays with it, so it can be checked without the server.
+                """
+                CREATE TABLE confirmations (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    summary TEXT NOT NULL,
+                    details TEXT NOT NULL,
+                    payload TEXT NOT NULL,
+                    created_by TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    status TEXT NOT NULL,
+                    decided_at BIGINT,
+                    method TEXT,
+                    registration_id TEXT,
+                    passkey_id TEXT,
+                    algorithm TEXT,
+                    public_key TEXT,
+                    signature TEXT,
+                    authenticator_data TEXT,
+                    client_data_json TEXT
+                )
+                """,
+                "CREATE INDEX confirmations_user_id ON confirmations (user_id, created_at)",
+            ]
+        ),
     ]
 }
