@@ -132,6 +132,9 @@ final class SignInModel {
         case .pinNotSet: return "No PIN is set for this device. Sign in with your password."
         case .rateLimited: return "Too many attempts. Wait a moment and try again."
         case .sessionEnded: return "You were signed out. Sign in again."
+        case .confirmationMismatch: return "This request does not match what was shown. Nothing was signed."
+        case .confirmationExpired: return "This request has expired."
+        case .confirmationNotPending: return "This request was already answered."
         case .server:
             if error.serverCode == "reauthentication_required" { return "Sign in with your password again to change this." }
             if error.serverCode == "app_attest_required" { return "This app could not prove it is genuine (App Attest)." }

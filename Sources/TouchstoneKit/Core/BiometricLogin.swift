@@ -35,9 +35,9 @@ public actor BiometricLogin {
     }
 
     public nonisolated let client: TouchstoneClient
-    private let keyStore: any DeviceKeyStore
-    private let verifier: any UserVerifier
-    private let stateStore: any LocalStateStore
+    let keyStore: any DeviceKeyStore
+    let verifier: any UserVerifier
+    let stateStore: any LocalStateStore
     private let algorithm: SignatureAlgorithm
     private let accessPolicy: KeyAccessPolicy
     private let appAttest: (any AppAttestProvider)?
@@ -337,7 +337,7 @@ public actor BiometricLogin {
 
     /// What a failed login leaves behind: a revoked or unknown registration is forgotten; a PIN the server does not
     /// have is marked unset.
-    private func handleLoginError(_ error: BiometricLoginError, enrollment: LocalEnrollment) async throws -> BiometricLoginError {
+    func handleLoginError(_ error: BiometricLoginError, enrollment: LocalEnrollment) async throws -> BiometricLoginError {
         if error.code == .registrationRevoked {
             try await self.forgetLocalEnrollment(enrollment)
             return error
@@ -396,18 +396,18 @@ public actor BiometricLogin {
 
     /// Best effort: a server that cannot be reached keeps an active registration whose key no longer exists, which
     /// nobody can use; the user can delete it from the device list.
-    private func reportInvalidation(of enrollment: LocalEnrollment, reason: String) async {
+    func reportInvalidation(of enrollment: LocalEnrollment, reason: String) async {
         guard let deviceId = try? await self.stateStore.deviceId() else { return }
         try? await self.client.invalidateRegistration(id: enrollment.registrationId, deviceId: deviceId, reason: reason)
     }
 
-    private func forgetLocalEnrollment(_ enrollment: LocalEnrollment) async throws {
+    func forgetLocalEnrollment(_ enrollment: LocalEnrollment) async throws {
         try? await self.keyStore.deleteKey(tag: enrollment.keyTag)
         try await self.stateStore.clearEnrollment()
     }
 
     /// Runs a key store operation, reporting foreign errors as `.internalFailure`.
-    private func keyStoreCall<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    func keyStoreCall<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as BiometricLoginError {

@@ -52,6 +52,13 @@ public struct BiometricLoginError: Error, Hashable, Sendable, CustomStringConver
         case rateLimited
         /// The session is over (signed out, revoked, expired or idle too long): sign in again.
         case sessionEnded
+        /// The confirmation's payload does not say what the app asked to confirm (another id, summary or user): nothing
+        /// was signed.
+        case confirmationMismatch
+        /// The confirmation is past its lifetime.
+        case confirmationExpired
+        /// The confirmation was already approved or declined.
+        case confirmationNotPending
         /// The server answered with an error; see ``serverCode`` and ``httpStatus``.
         case server
         /// The server could not be reached or answered something unreadable.

@@ -109,3 +109,38 @@ public struct AppAttestProof: Sendable, Hashable, Codable {
         try container.encode(Base64.urlEncode(self.assertion), forKey: .assertion)
     }
 }
+
+/// A confirmation as the server reports it.
+public struct ConfirmationInfo: Sendable, Hashable, Codable {
+    public var id: String
+    /// `pending`, `approved`, `declined` or `expired`.
+    public var status: String
+    public var summary: String
+    public var createdAt: String
+    public var expiresAt: String
+    public var approvedAt: String?
+    public var declinedAt: String?
+    /// `biometric` or `passkey`, once approved.
+    public var method: String?
+    public var registrationId: String?
+}
+
+/// An approved confirmation and its receipt (a `confirmation+jwt` the app's backend verifies with the JWKS).
+public struct ApprovedConfirmation: Sendable, Hashable, Codable {
+    public var confirmation: ConfirmationInfo
+    public var receipt: String
+}
+
+/// What the app asks the user to approve: the confirmation's id and summary as the app got them, and the payload the
+/// server made (the text the device signs).
+public struct ConfirmationRequest: Sendable, Hashable {
+    public var id: String
+    public var summary: String
+    public var payload: String
+
+    public init(id: String, summary: String, payload: String) {
+        self.id = id
+        self.summary = summary
+        self.payload = payload
+    }
+}

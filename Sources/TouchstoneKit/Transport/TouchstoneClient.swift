@@ -77,6 +77,35 @@ public struct TouchstoneClient: Sendable {
         }
     }
 
+    // MARK: Confirmations
+
+    /// `GET /v1/confirmations/{id}` with the user's session.
+    public func confirmation(id: String, token: String) async throws -> ConfirmationInfo {
+        struct Body: Decodable { var confirmation: ConfirmationInfo }
+        let body: Body = try await self.call("GET", "/v1/confirmations/\(Self.pathComponent(id))", token: token)
+        return body.confirmation
+    }
+
+    /// `POST /v1/confirmations/{id}/approve`: the device key's signature over the payload's UTF-8 bytes.
+    public func approveConfirmation(id: String, registrationId: String, signature: [UInt8]) async throws -> ApprovedConfirmation {
+        try await self.call(
+            "POST",
+            "/v1/confirmations/\(Self.pathComponent(id))/approve",
+            body: ["registrationId": registrationId, "signature": Base64.urlEncode(signature)]
+        )
+    }
+
+    /// `POST /v1/confirmations/{id}/decline`.
+    public func declineConfirmation(id: String, token: String) async throws -> ConfirmationInfo {
+        struct Body: Decodable { var confirmation: ConfirmationInfo }
+        let body: Body = try await self.call("POST", "/v1/confirmations/\(Self.pathComponent(id))/decline", token: token)
+        return body.confirmation
+    }
+
+    static func pathComponent(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? id
+    }
+
     // MARK: Biometric registrations
 
     public func startRegistration(
@@ -154,6 +183,8 @@ public struct TouchstoneClient: Sendable {
         "pin_not_set": .pinNotSet,
         "rate_limited": .rateLimited,
         "login_throttled": .rateLimited,
+        "confirmation_expired": .confirmationExpired,
+        "confirmation_not_pending": .confirmationNotPending,
     ]
 
     // MARK: App Attest
