@@ -177,6 +177,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "TouchstoneKit",
                 "TouchstoneAuth",
+                "TouchstoneConfirmation",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -10,7 +10,7 @@ extension SignatureAlgorithm: ExpressibleByArgument {}
 struct Device: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A simulated device driven by the real SDK (software keys, auto-approved prompt). Prints JSON.",
-        subcommands: [Enable.self, Login.self, Disable.self, Status.self, PasskeyRegister.self, PasskeyLogin.self]
+        subcommands: [Enable.self, Login.self, Disable.self, Status.self, Confirm.self, PasskeyRegister.self, PasskeyLogin.self]
     )
 
     struct Options: ParsableArguments {
@@ -83,6 +83,36 @@ struct Device: AsyncParsableCommand {
             let login = try self.options.makeLogin()
             try await printingErrors {
                 try printJSON(try await login.login(reason: "Sign in"))
+            }
+        }
+    }
+
+    struct Confirm: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Approve a transaction confirmation with the device key.",
+            discussion: """
+                Signs in with the device key to read the confirmation (or takes --payload and --summary as the app \
+                would), checks the payload, shows its summary in the (simulated) prompt, signs it, and prints the \
+                approved confirmation and its receipt.
+                """
+        )
+        @OptionGroup var options: Options
+        @Argument(help: "The confirmation id.") var id: String
+        @Option(name: .long, help: "The payload to sign, as the app got it (skips reading the confirmation).") var payload: String?
+        @Option(name: .long, help: "The summary the app shows (with --payload).") var summary: String?
+
+        func run() async throws {
+            let login = try self.options.makeLogin()
+            try await printingErrors {
+                let request: ConfirmationRequest
+                if let payload = self.payload {
+                    guard let summary = self.summary else { throw ValidationError("--payload needs --summary") }
+                    request = ConfirmationRequest(id: self.id, summary: summary, payload: payload)
+                } else {
+                    let session = try await login.login(reason: "Read the confirmation")
+                    request = try await login.client.confirmationRequest(id: self.id, token: session.session.token).1
+                }
+                try printJSON(try await login.confirm(request, promptPrefix: "Approve: "))
             }
         }
     }

@@ -309,6 +309,48 @@ struct MultiInstanceTests {
         }
     }
 
+    /// One confirmation, eight approvals at once, half through each instance: exactly one succeeds.
+    @Test func concurrentApprovalsThroughTwoInstancesGiveExactlyOneSuccess() async throws {
+        try await Self.withSchema { url in
+            let (a, b) = try await ServerProcess.pair(database: url)
+            defer {
+                a.stop()
+                b.stop()
+            }
+            let api = TouchstoneClient(baseURL: a.baseURL)
+            let session = try await api.createUser(email: "race@example.com", password: Self.password)
+            let device = TestDeviceKey(.es256)
+            let registrationId = try await Self.enroll(device, session: session, on: api)
+            let created = try await ConfirmationCommandTests.post(
+                a.baseURL,
+                "/v1/confirmations",
+                token: session.session.token,
+                json: ["summary": "Change the payout account"]
+            )
+            let id = try #require((created["confirmation"] as? [String: Any])?["id"] as? String)
+            let payload = try #require(created["payload"] as? String)
+            let signature = device.signed(payload)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<8 {
+                    let base = index % 2 == 0 ? a.baseURL : b.baseURL
+                    group.addTask {
+                        try await URLSessionTransport(baseURL: base).send(
+                            TransportRequest(
+                                method: "POST",
+                                path: "/v1/confirmations/\(id)/approve",
+                                headers: ["Content-Type": "application/json"],
+                                body: try JSONSerialization.data(withJSONObject: ["registrationId": registrationId, "signature": signature])
+                            )
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+            #expect(statuses.filter { $0 == 409 }.count == 7, "\(statuses)")
+        }
+    }
+
     // MARK: Helpers
 
     static func get(_ base: URL, _ path: String) async throws -> Data {

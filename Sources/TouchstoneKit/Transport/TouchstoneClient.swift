@@ -81,9 +81,17 @@ public struct TouchstoneClient: Sendable {
 
     /// `GET /v1/confirmations/{id}` with the user's session.
     public func confirmation(id: String, token: String) async throws -> ConfirmationInfo {
-        struct Body: Decodable { var confirmation: ConfirmationInfo }
+        try await self.confirmationRequest(id: id, token: token).0
+    }
+
+    /// The confirmation and what `BiometricLogin.confirm` takes to approve it (its id, summary and payload).
+    public func confirmationRequest(id: String, token: String) async throws -> (ConfirmationInfo, ConfirmationRequest) {
+        struct Body: Decodable {
+            var confirmation: ConfirmationInfo
+            var payload: String
+        }
         let body: Body = try await self.call("GET", "/v1/confirmations/\(Self.pathComponent(id))", token: token)
-        return body.confirmation
+        return (body.confirmation, ConfirmationRequest(id: body.confirmation.id, summary: body.confirmation.summary, payload: body.payload))
     }
 
     /// `POST /v1/confirmations/{id}/approve`: the device key's signature over the payload's UTF-8 bytes.

@@ -130,11 +130,13 @@ struct ConfirmationController {
     struct Answer: Encodable {
         var confirmation: ConfirmationResource
         var receipt: String?
+        /// On GET: the payload to sign, so a device that was sent only the id can show and sign it.
+        var payload: String?
     }
 
     @Sendable func get(request: Request, context: Context) async throws -> JSONResponse<Answer> {
         let record = try await self.service.find(try context.parameters.require("id"), for: try await self.caller(request))
-        return JSONResponse(.ok, Answer(confirmation: ConfirmationResource(record, now: self.service.now())))
+        return JSONResponse(.ok, Answer(confirmation: ConfirmationResource(record, now: self.service.now()), payload: record.payload))
     }
 
     @Sendable func decline(request: Request, context: Context) async throws -> JSONResponse<Answer> {
