@@ -59,6 +59,15 @@ struct SigningKeyScheduleTests {
         #expect(Self.schedule.published([first, next], at: switchAt.addingTimeInterval(360)).map(\.kid) == ["k2"])
     }
 
+    @Test func retiredKeysStayPublishedForReceipts() {
+        var settings = TokenSettings()
+        settings.accessTokenLifetime = .seconds(300)
+        let schedule = SigningKeySchedule(settings: settings)  // receipts: 7 days by default
+        #expect(schedule.retiredPublication == 7 * 86_400)
+        settings.receiptKeyRetention = .zero
+        #expect(SigningKeySchedule(settings: settings).retiredPublication == 360)
+    }
+
     @Test func anImmediateRotationOvertakesAPendingKey() {
         let first = Self.key(1, activatesAt: Self.start)
         let pending = Self.key(2, activatesAt: Self.start.addingTimeInterval(3600))
@@ -88,6 +97,7 @@ struct SigningKeyRotationTests {
             $0.tokens.publicationLead = .seconds(600)
             $0.tokens.jwksMaxAge = .seconds(300)
             $0.tokens.accessTokenLifetime = .seconds(300)
+            $0.tokens.receiptKeyRetention = .zero
         }
     }
 

@@ -7,7 +7,8 @@ import TouchstoneStore
 /// - A new key is made `publicationLead` before it is due to sign: when the signing key has signed for
 ///   `rotationInterval - publicationLead` (scheduled), or on demand.
 /// - A key stops signing when a newer one activates; it stays published `retiredPublication` longer (the longest
-///   token lifetime plus leeway), so every token it signed can still be verified until it expires.
+///   token lifetime plus leeway, or the receipt retention if longer), so every token it signed can still be verified
+///   until it expires, and receipts for days after.
 struct SigningKeySchedule: Sendable {
     var rotationInterval: TimeInterval
     var publicationLead: TimeInterval
@@ -16,7 +17,7 @@ struct SigningKeySchedule: Sendable {
     init(settings: TokenSettings, leeway: TimeInterval = 60) {
         self.rotationInterval = settings.rotationInterval.timeInterval
         self.publicationLead = settings.publicationLead.timeInterval
-        self.retiredPublication = settings.accessTokenLifetime.timeInterval + leeway
+        self.retiredPublication = max(settings.accessTokenLifetime.timeInterval + leeway, settings.receiptKeyRetention.timeInterval)
     }
 
     init(rotationInterval: TimeInterval, publicationLead: TimeInterval, retiredPublication: TimeInterval) {

@@ -26,6 +26,10 @@ public struct TokenSettings: Sendable {
     /// A new key is published this long before it signs anything, so caches of the key set know it first. At least
     /// ``jwksMaxAge``.
     public var publicationLead: Duration = .seconds(3600)
+    /// How long a retired key stays published for the confirmation receipts it signed (which do not expire), so a
+    /// backend that checks a receipt later still finds its key. `0` publishes retired keys only while access tokens
+    /// they signed may live.
+    public var receiptKeyRetention: Duration = .seconds(7 * 86_400)
     /// `Cache-Control: max-age` of `/.well-known/jwks.json`.
     public var jwksMaxAge: Duration = .seconds(300)
     /// The 32-byte key that seals the signing keys at rest. `nil`: a file beside an SQLite database (created on first
@@ -88,6 +92,12 @@ public struct TokenSettings: Sendable {
                 throw ConfigurationError("TOUCHSTONE_SIGNING_KEY_LEAD_SECONDS", value)
             }
             self.publicationLead = .seconds(seconds)
+        }
+        if let value = environment["TOUCHSTONE_RECEIPT_KEY_RETENTION_DAYS"] {
+            guard let days = Int(value), (0...3650).contains(days) else {
+                throw ConfigurationError("TOUCHSTONE_RECEIPT_KEY_RETENTION_DAYS", value)
+            }
+            self.receiptKeyRetention = .seconds(days * 86_400)
         }
         if let value = environment["TOUCHSTONE_JWKS_MAX_AGE_SECONDS"] {
             guard let seconds = Int(value), (0...86_400).contains(seconds) else {
