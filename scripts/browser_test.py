@@ -2,8 +2,9 @@
 """A real browser against the real server: headless Chromium driven through WebDriver (plain HTTP + JSON), with a
 WebDriver virtual authenticator (CTAP2, internal transport, resident keys, user verification).
 
-It signs up on the page, adds a passkey, signs out, signs in with the passkey, checks the page shows the user, and
-saves a screenshot of the signed-in page. It fails loudly when Chromium or chromedriver is missing: it never passes
+It signs up on the page, adds a passkey, signs out, signs in with the passkey, checks the page shows the user,
+approves a transaction confirmation (made by the app's backend with an admin key) with the passkey, and saves a
+screenshot of the signed-in page. It fails loudly when Chromium or chromedriver is missing: it never passes
 without having run the browser.
 
 Usage: scripts/browser_test.py [path/to/touchstone] [screenshot.png]
@@ -34,9 +35,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http(method, url, body=None, timeout=30):
+def http(method, url, body=None, timeout=30, token=None):
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.loads(response.read() or b"{}")
@@ -162,11 +166,37 @@ def main():
         if storage != '[0,0,""]':
             fail(f"the page must not keep tokens in storage or script-readable cookies: {storage}")
 
+        # A transaction confirmation made by the app's backend (an admin key), approved on the page with the passkey.
+        admin_key = subprocess.run(
+            [binary, "admin", "create-key", "--name", "browser-test", "--database", f"sqlite:{work}/touchstone.sqlite"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        users = http("GET", f"{origin}/v1/admin/users?email={email}", token=admin_key)["users"]
+        created = http("POST", f"{origin}/v1/confirmations", {
+            "summary": "Pay €120.00 to ACME Ltd", "userId": users[0]["id"],
+            "details": {"amount": "120.00", "currency": "EUR", "payee": "ACME Ltd"},
+        }, token=admin_key)
+        confirmation_id = created["confirmation"]["id"]
+        browser.type("#confirmation-id", confirmation_id)
+        browser.click("#confirmation-form button")
+        wait_for("the request's summary", lambda: browser.text("confirmation-summary") == "Pay €120.00 to ACME Ltd")
+        if "ACME Ltd" not in browser.text("confirmation-details"):
+            fail(f"the details are not shown: {browser.text('confirmation-details')!r}")
+        browser.click("#approve-passkey")
+        wait_for("the approval", lambda: browser.text("status") == "Approved: Pay €120.00 to ACME Ltd")
+        answer = http("GET", f"{origin}/v1/confirmations/{confirmation_id}", token=admin_key)["confirmation"]
+        if answer["status"] != "approved" or answer["method"] != "passkey":
+            fail(f"the server does not have the passkey approval: {answer}")
+        evidence = http("GET", f"{origin}/v1/confirmations/{confirmation_id}/evidence", token=admin_key)["evidence"]
+        if evidence["method"] != "passkey" or not evidence.get("authenticatorData"):
+            fail(f"unexpected evidence: {evidence}")
+        print("browser test: a confirmation shown from its payload and approved with the passkey")
+
         os.makedirs(os.path.dirname(screenshot_path), exist_ok=True)
         with open(screenshot_path, "wb") as file:
             file.write(base64.b64decode(browser.call("GET", "/screenshot")))
         print(f"browser test: screenshot of the signed-in page: {screenshot_path}")
-        print("browser test: sign-up, passkey registration, sign-out and passkey sign-in: ok")
+        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in and a passkey approval: ok")
     except RuntimeError as error:
         status = browser.text("status") if session_id else ""
         fail(f"{error} (page status: {status!r})")

@@ -87,6 +87,8 @@ function showSignedIn(signedIn) {
 // load, so that signing out does not immediately offer to sign back in.
 function showSignedOut({ armAutofill } = { armAutofill: false }) {
   session = null;
+  confirmation = null;
+  $("confirmation").hidden = true;
   $("signed-in").hidden = true;
   $("signed-out").hidden = false;
   if (armAutofill) startConditionalSignIn();
@@ -195,6 +197,56 @@ async function startConditionalSignIn() {
   }
 }
 
+// MARK: Approving a confirmation
+
+let confirmation = null;  // { id, payload }
+
+// Shows the request from its payload (the text the passkey signs), never from another field. Text goes in with
+// textContent only.
+async function showConfirmation(event) {
+  event.preventDefault();
+  const id = $("confirmation-id").value.trim();
+  const answer = await api("GET", `/v1/confirmations/${encodeURIComponent(id)}`);
+  const payload = JSON.parse(answer.payload);
+  if (payload.confirmationId !== answer.confirmation.id) throw new Error("The request does not match its payload.");
+  confirmation = { id: answer.confirmation.id, payload: answer.payload };
+  $("confirmation-summary").textContent = payload.summary;
+  const list = $("confirmation-details");
+  list.replaceChildren();
+  for (const [key, value] of Object.entries(payload.details)) {
+    const term = document.createElement("dt");
+    term.textContent = key;
+    const description = document.createElement("dd");
+    description.textContent = typeof value === "string" ? value : JSON.stringify(value);
+    list.append(term, description);
+  }
+  $("confirmation-expires").textContent = new Date(payload.expiresAt).toLocaleString();
+  $("confirmation").hidden = false;
+  const pending = answer.confirmation.status === "pending";
+  $("approve-passkey").disabled = !pending;
+  $("decline").disabled = !pending;
+  setStatus(pending ? "Check the request, then approve or decline it." : `This request is ${answer.confirmation.status}.`);
+}
+
+async function approveWithPasskey() {
+  if (!confirmation) return;
+  if (conditionalAbort) conditionalAbort.abort();
+  const options = await api("POST", `/v1/confirmations/${encodeURIComponent(confirmation.id)}/passkey-options`, {});
+  const credential = await navigator.credentials.get({ publicKey: requestOptions(options) });
+  const answer = await api("POST", `/v1/confirmations/${encodeURIComponent(confirmation.id)}/passkey-verify`, credentialJSON(credential));
+  $("approve-passkey").disabled = true;
+  $("decline").disabled = true;
+  setStatus(`Approved: ${answer.confirmation.summary}`);
+}
+
+async function declineConfirmation() {
+  if (!confirmation) return;
+  const answer = await api("POST", `/v1/confirmations/${encodeURIComponent(confirmation.id)}/decline`);
+  $("approve-passkey").disabled = true;
+  $("decline").disabled = true;
+  setStatus(`Declined: ${answer.confirmation.summary}`);
+}
+
 async function signOut() {
   await api("DELETE", "/v1/session");
   showSignedOut();
@@ -211,6 +263,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("passkey-sign-in").addEventListener("click", guarded(passkeySignIn));
   $("add-passkey").addEventListener("click", guarded(addPasskey));
   $("sign-out").addEventListener("click", guarded(signOut));
+  $("confirmation-form").addEventListener("submit", guarded(showConfirmation));
+  $("approve-passkey").addEventListener("click", guarded(approveWithPasskey));
+  $("decline").addEventListener("click", guarded(declineConfirmation));
   if (!window.PublicKeyCredential) setStatus("This browser does not support passkeys.", true);
   showSignedOut({ armAutofill: true });
 });
