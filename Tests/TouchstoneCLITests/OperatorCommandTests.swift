@@ -130,11 +130,14 @@ struct OperatorCommandTests {
         defer { server.stop() }
         let (status, output, errors) = try await BenchCommandTests.run([
             "loadtest", "--server", server.baseURL.absoluteString, "--devices", "4", "--duration", "1", "--origin", origin, "--json",
+            "--confirm-every", "3",
         ])
         #expect(status == 0, "\(errors)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
         #expect(report["kind"] as? String == "mixed")
         #expect((report["ceremonies"] as? Int ?? 0) > 0)
+        // Device-key devices approved confirmations among their sign-ins.
+        #expect((report["confirmations"] as? Int ?? 0) > 0)
         #expect(report["serverErrors"] as? Int == 0)
         #expect((report["errors"] as? [String: Int]) == [:])
     }

@@ -94,6 +94,28 @@ public struct TouchstoneClient: Sendable {
         return (body.confirmation, ConfirmationRequest(id: body.confirmation.id, summary: body.confirmation.summary, payload: body.payload))
     }
 
+    /// `POST /v1/confirmations` with the user's session (details as a JSON object of strings): what `confirm` takes.
+    public func createConfirmation(summary: String, details: [String: String] = [:], ttlSeconds: Int? = nil, token: String) async throws
+        -> ConfirmationRequest
+    {
+        struct Body: Encodable {
+            var summary: String
+            var details: [String: String]
+            var ttlSeconds: Int?
+        }
+        struct Created: Decodable {
+            var confirmation: ConfirmationInfo
+            var payload: String
+        }
+        let created: Created = try await self.call(
+            "POST",
+            "/v1/confirmations",
+            token: token,
+            encodable: Body(summary: summary, details: details, ttlSeconds: ttlSeconds)
+        )
+        return ConfirmationRequest(id: created.confirmation.id, summary: created.confirmation.summary, payload: created.payload)
+    }
+
     /// `POST /v1/confirmations/{id}/approve`: the device key's signature over the payload's UTF-8 bytes.
     public func approveConfirmation(id: String, registrationId: String, signature: [UInt8]) async throws -> ApprovedConfirmation {
         try await self.call(

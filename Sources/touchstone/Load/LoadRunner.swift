@@ -37,6 +37,8 @@ struct LoadPlan: Sendable {
     var warmup: Double
     var duration: Double
     var serverPids: [Int32]
+    /// Every Nth ceremony of a device-key device approves a transaction confirmation instead of signing in (0: never).
+    var confirmEvery: Int = 0
 }
 
 struct LoadReport: Codable, Sendable {
@@ -61,6 +63,8 @@ struct LoadReport: Codable, Sendable {
     var durationSeconds: Double
     var ceremonies: Int
     var ceremoniesPerSecond: Double
+    /// Of the ceremonies, how many were approved confirmations.
+    var confirmations: Int = 0
     /// Milliseconds from a ceremony's first request to its session.
     var latencyMs: Latency
     /// Failed ceremonies by error code (the server's code, or the SDK's).
@@ -72,7 +76,8 @@ struct LoadReport: Codable, Sendable {
     var table: String {
         var lines = [
             "\(self.kind.rawValue) ceremonies, \(self.devices) devices, \(self.servers.count) server(s), \(Self.format(self.durationSeconds, 1)) s measured",
-            "  completed     \(self.ceremonies)  (\(Self.format(self.ceremoniesPerSecond, 0)) per second)",
+            "  completed     \(self.ceremonies)  (\(Self.format(self.ceremoniesPerSecond, 0)) per second)"
+                + (self.confirmations > 0 ? ", \(self.confirmations) of them confirmations" : ""),
             "  latency ms    p50 \(Self.format(self.latencyMs.p50, 2))  p90 \(Self.format(self.latencyMs.p90, 2))  p99 \(Self.format(self.latencyMs.p99, 2))  max \(Self.format(self.latencyMs.max, 2))",
             "  errors        " + (self.errors.isEmpty ? "none" : self.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")),
             "  5xx answers   \(self.serverErrors)",
@@ -124,6 +129,7 @@ struct LoadRunner: Sendable {
             durationSeconds: plan.duration,
             ceremonies: results.completed,
             ceremoniesPerSecond: Double(results.completed) / plan.duration,
+            confirmations: results.confirmations,
             latencyMs: LoadReport.Latency(
                 p50: microsToMillis(histogram.valueAtPercentile(50)),
                 p90: microsToMillis(histogram.valueAtPercentile(90)),
@@ -153,6 +159,7 @@ struct LoadRunner: Sendable {
                         endpoint: endpoint,
                         kind: plan.kind == .mixed ? (index.isMultiple(of: 2) ? .biometric : .passkey) : plan.kind,
                         algorithm: plan.algorithm,
+                        confirmEvery: plan.confirmEvery,
                         eventLoops: eventLoops
                     )
                 }
@@ -170,6 +177,7 @@ struct LoadRunner: Sendable {
 /// What one device measured.
 struct DeviceResult: Sendable {
     var completed = 0
+    var confirmations = 0
     var errors: [String: Int] = [:]
     var serverErrors = 0
     /// Ceremony latency in microseconds.
@@ -177,6 +185,7 @@ struct DeviceResult: Sendable {
 
     mutating func merge(_ other: DeviceResult) {
         self.completed += other.completed
+        self.confirmations += other.confirmations
         self.errors.merge(other.errors, uniquingKeysWith: +)
         self.serverErrors += other.serverErrors
         self.histogram.add(other.histogram)
@@ -186,16 +195,19 @@ struct DeviceResult: Sendable {
 /// One simulated phone (SDK + software key) or browser (virtual passkey authenticator) with its own connection.
 final class SimulatedDevice: Sendable {
     private enum Role {
-        case biometric(BiometricLogin)
+        case biometric(BiometricLogin, NIOLockedValueBox<TouchstoneSession>)
         case passkey(TouchstoneClient, NIOLockedValueBox<VirtualAuthenticator.Credential>, origin: String)
     }
 
     private let role: Role
     private let connection: HTTPConnection
+    private let confirmEvery: Int
+    private let ceremonies = NIOLockedValueBox(0)
 
-    private init(role: Role, connection: HTTPConnection) {
+    private init(role: Role, connection: HTTPConnection, confirmEvery: Int) {
         self.role = role
         self.connection = connection
+        self.confirmEvery = confirmEvery
     }
 
     static func enrol(
@@ -203,6 +215,7 @@ final class SimulatedDevice: Sendable {
         endpoint: LoopbackEndpoint,
         kind: LoginBench.Kind,
         algorithm: SignatureAlgorithm,
+        confirmEvery: Int = 0,
         eventLoops: any EventLoopGroup
     ) async throws -> SimulatedDevice {
         let connection = try await HTTPConnection.connect(host: endpoint.host, port: endpoint.port, group: eventLoops)
@@ -219,20 +232,35 @@ final class SimulatedDevice: Sendable {
                 algorithm: algorithm
             )
             try await login.enable(session: session, deviceName: "bench device")
-            return SimulatedDevice(role: .biometric(login), connection: connection)
+            return SimulatedDevice(role: .biometric(login, NIOLockedValueBox(session)), connection: connection, confirmEvery: confirmEvery)
         case .passkey, .mixed:
             let options = try await client.passkeyRegistrationOptions(token: session.session.token)
             let (credential, response) = try VirtualAuthenticator().respond(toCreationOptions: Array(options), origin: endpoint.origin)
             _ = try await client.verifyPasskeyRegistration(token: session.session.token, responseJSON: Data(response))
-            return SimulatedDevice(role: .passkey(client, NIOLockedValueBox(credential), origin: endpoint.origin), connection: connection)
+            return SimulatedDevice(
+                role: .passkey(client, NIOLockedValueBox(credential), origin: endpoint.origin),
+                connection: connection,
+                confirmEvery: confirmEvery
+            )
         }
     }
 
-    /// One complete sign-in.
-    func ceremony() async throws {
+    /// One complete sign-in, or (every `confirmEvery`th time on a device-key device) one approved confirmation.
+    /// Returns whether it was a confirmation.
+    @discardableResult
+    func ceremony() async throws -> Bool {
+        let count = self.ceremonies.withLockedValue { value -> Int in
+            value += 1
+            return value
+        }
         switch self.role {
-        case .biometric(let login):
-            _ = try await login.login(reason: "bench")
+        case .biometric(let login, let sessionBox):
+            if self.confirmEvery > 0 && count.isMultiple(of: self.confirmEvery) {
+                try await self.confirmation(login, sessionBox)
+                return true
+            }
+            let session = try await login.login(reason: "bench")
+            sessionBox.withLockedValue { $0 = session }
         case .passkey(let client, let credentialBox, let origin):
             let options = try await client.passkeyAuthenticationOptions()
             var credential = credentialBox.withLockedValue { $0 }
@@ -240,6 +268,21 @@ final class SimulatedDevice: Sendable {
             credentialBox.withLockedValue { $0 = credential }
             _ = try await client.verifyPasskeyAuthentication(responseJSON: Data(response))
         }
+        return false
+    }
+
+    /// The app makes a confirmation with its session; the device reads it, signs it and approves it.
+    private func confirmation(_ login: BiometricLogin, _ sessionBox: NIOLockedValueBox<TouchstoneSession>) async throws {
+        let session = sessionBox.withLockedValue { $0 }
+        let created: ConfirmationRequest
+        do {
+            created = try await login.client.createConfirmation(summary: "Pay €\(Int.random(in: 1...999)).00 to ACME Ltd", token: session.session.token)
+        } catch let error as BiometricLoginError where error.code == .sessionEnded || error.httpStatus == 401 {
+            let fresh = try await login.login(reason: "bench")
+            sessionBox.withLockedValue { $0 = fresh }
+            created = try await login.client.createConfirmation(summary: "Pay €1.00 to ACME Ltd", token: fresh.session.token)
+        }
+        _ = try await login.confirm(created)
     }
 
     /// Runs ceremonies back to back until `end`, measuring those that start at or after `measureFrom`.
@@ -250,11 +293,12 @@ final class SimulatedDevice: Sendable {
             guard started < end else { break }
             let measured = started >= measureFrom
             do {
-                try await self.ceremony()
+                let confirmed = try await self.ceremony()
                 let finished = clock.now
                 // A ceremony that ends after the window would inflate the count; it is not counted.
                 guard measured, finished <= end else { continue }
                 result.completed += 1
+                if confirmed { result.confirmations += 1 }
                 let (seconds, attoseconds) = (finished - started).components
                 _ = result.histogram.record(UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000))
             } catch {

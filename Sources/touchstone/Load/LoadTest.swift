@@ -34,6 +34,9 @@ struct LoadTest: AsyncParsableCommand {
     @Option(name: .long, help: "Origin the simulated browser reports for passkeys (default http://localhost:PORT, the server's default).")
     var origin: String?
 
+    @Option(name: .customLong("confirm-every"), help: "Every Nth ceremony of a device-key device approves a transaction confirmation instead (0: never).")
+    var confirmEvery: Int = 0
+
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
@@ -41,13 +44,22 @@ struct LoadTest: AsyncParsableCommand {
         guard !self.servers.isEmpty else { throw ValidationError("give at least one --server") }
         guard (1...10_000).contains(self.devices) else { throw ValidationError("--devices must be 1...10000") }
         guard self.duration > 0, self.duration <= 86_400 else { throw ValidationError("--duration must be in (0, 86400]") }
+        guard (0...1000).contains(self.confirmEvery) else { throw ValidationError("--confirm-every must be 0...1000") }
         for server in self.servers { _ = try LoopbackEndpoint(server) }
     }
 
     func run() async throws {
         let endpoints = try self.servers.map { try LoopbackEndpoint($0, origin: self.origin) }
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let plan = LoadPlan(kind: self.kind, algorithm: .es256, devices: self.devices, warmup: 0, duration: self.duration, serverPids: [])
+        let plan = LoadPlan(
+            kind: self.kind,
+            algorithm: .es256,
+            devices: self.devices,
+            warmup: 0,
+            duration: self.duration,
+            serverPids: [],
+            confirmEvery: self.confirmEvery
+        )
         let report: LoadReport
         do {
             report = try await LoadRunner(endpoints: endpoints, eventLoops: eventLoops).run(plan)
