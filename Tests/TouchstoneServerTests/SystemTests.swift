@@ -112,6 +112,9 @@ struct SystemTests {
                 ("/v1/admin/policy", "patch"), ("/v1/admin/blocked-addresses", "get"),
                 ("/v1/admin/blocked-addresses/{address}", "delete"), ("/v1/session/token", "post"), ("/.well-known/jwks.json", "get"),
                 ("/v1/tokens/introspect", "post"), ("/v1/admin/signing-keys", "get"), ("/v1/admin/signing-keys/rotate", "post"),
+                ("/v1/confirmations", "post"), ("/v1/confirmations/{id}", "get"), ("/v1/confirmations/{id}/approve", "post"),
+                ("/v1/confirmations/{id}/passkey-options", "post"), ("/v1/confirmations/{id}/passkey-verify", "post"),
+                ("/v1/confirmations/{id}/decline", "post"), ("/v1/confirmations/{id}/evidence", "get"),
             ]
             for (path, method) in routes {
                 #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")
