@@ -224,6 +224,7 @@ func buildRouter(
 
     SystemController(configuration: configuration, store: store, policy: policy).addRoutes(to: router)
     WebController().addRoutes(to: router)
+    AppAssociationController(settings: configuration.passkeys).addRoutes(to: router)
     AccountController(
         store: store,
         sessions: sessions,
@@ -313,7 +314,7 @@ func buildRouter(
 /// from their PEM files.
 func makeRelyingParty(_ configuration: TouchstoneConfiguration) throws -> RelyingParty {
     let settings = configuration.passkeys
-    let origins = settings.origins.isEmpty ? ["http://localhost:\(configuration.port)"] : settings.origins
+    let origins = (settings.origins.isEmpty ? ["http://localhost:\(configuration.port)"] : settings.origins) + settings.androidApps.map(\.origin)
     var relyingParty = RelyingParty(id: settings.rpId, name: settings.rpName, origins: origins)
     relyingParty.allowCrossOrigin = settings.allowCrossOrigin
     relyingParty.allowedTopOrigins = settings.allowedTopOrigins
