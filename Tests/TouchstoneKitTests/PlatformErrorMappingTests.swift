@@ -36,3 +36,18 @@ struct PlatformErrorMappingTests {
         #expect(!PlatformErrorMapping.biometryChanged(since: [1], now: nil))
     }
 }
+
+struct PasskeyErrorMappingTests {
+    @Test(arguments: [
+        (1000, PasskeyError.Code.unknown), (1001, .cancelled), (1002, .invalidResponse), (1003, .notHandled), (1004, .failed),
+        (1005, .notInteractive), (1006, .matchedExcludedCredential), (1099, .unknown),
+    ])
+    func everyASAuthorizationErrorCodeHasAPasskeyErrorCode(rawValue: Int, expected: PasskeyError.Code) {
+        #expect(PlatformErrorMapping.passkeyError(forASAuthorizationErrorCode: rawValue, message: "m").code == expected)
+    }
+
+    @Test func serverAnswersMapToTheirOwnCodes() async throws {
+        #expect(PasskeyError(.credentialNotFound, "").code == .credentialNotFound)
+        #expect(PlatformErrorMapping.passkeyError(forASAuthorizationErrorCode: 1099, message: "m").message.contains("1099"))
+    }
+}

@@ -90,3 +90,32 @@ public enum PlatformErrorMapping {
         return enrolled != current
     }
 }
+
+extension PlatformErrorMapping {
+    /// `ASAuthorizationError.Code` raw values (AuthenticationServices' `ASAuthorizationError.h`; 1000–1005 as in the
+    /// iOS 16.5 SDK, `matchedExcludedCredential` from iOS 18).
+    public enum ASAuthorizationErrorCode: Int, Sendable, CaseIterable {
+        case unknown = 1000
+        case canceled = 1001
+        case invalidResponse = 1002
+        case notHandled = 1003
+        case failed = 1004
+        case notInteractive = 1005
+        case matchedExcludedCredential = 1006
+    }
+
+    /// The SDK error for a failed `ASAuthorizationController` request. A code this SDK does not know (a newer OS's)
+    /// is `.unknown` with the number in the message.
+    public static func passkeyError(forASAuthorizationErrorCode rawValue: Int, message: String) -> PasskeyError {
+        switch ASAuthorizationErrorCode(rawValue: rawValue) {
+        case .canceled?: return PasskeyError(.cancelled, message)
+        case .invalidResponse?: return PasskeyError(.invalidResponse, message)
+        case .notHandled?: return PasskeyError(.notHandled, message)
+        case .failed?: return PasskeyError(.failed, message)
+        case .notInteractive?: return PasskeyError(.notInteractive, message)
+        case .matchedExcludedCredential?: return PasskeyError(.matchedExcludedCredential, message)
+        case .unknown?: return PasskeyError(.unknown, message)
+        case nil: return PasskeyError(.unknown, "ASAuthorizationError \(rawValue): \(message)")
+        }
+    }
+}

@@ -319,6 +319,18 @@ public struct TouchstoneClient: Sendable {
         try await self.exchange("POST", "/v1/passkeys/authentications/options", token: nil, body: email.map { ["email": $0] } ?? [:]).body
     }
 
+    /// `GET /v1/passkeys`: the account's passkeys.
+    public func passkeys(token: String) async throws -> [PasskeyInfo] {
+        struct Body: Decodable { var passkeys: [PasskeyInfo] }
+        let body: Body = try await self.call("GET", "/v1/passkeys", token: token)
+        return body.passkeys
+    }
+
+    /// `DELETE /v1/passkeys/{id}`.
+    public func deletePasskey(token: String, id: String) async throws {
+        try await self.callWithoutResult("DELETE", "/v1/passkeys/\(Self.pathComponent(id))", token: token)
+    }
+
     /// Sends an `AuthenticationResponseJSON`; returns the new session.
     public func verifyPasskeyAuthentication(responseJSON: Data) async throws -> TouchstoneSession {
         let response = try await self.exchange("POST", "/v1/passkeys/authentications/verify", token: nil, raw: responseJSON)
