@@ -17,9 +17,14 @@ struct ContentView: View {
                             }
                         }
                     }
+                    Section {
+                        Button("Sign in with a passkey") { Task { await self.model.signInWithPasskey() } }
+                    }
                     Section("Password") {
+                        // .username makes the keyboard offer passkeys (AutoFill) while the request runs.
                         TextField("Email", text: self.$email).textContentType(.username).keyboardType(.emailAddress)
                             .textInputAutocapitalization(.never)
+                            .onAppear { self.model.startPasskeyAutoFill() }
                         SecureField("Password", text: self.$password).textContentType(.password)
                         Button("Sign in") { Task { await self.model.signIn(email: self.email, password: self.password) } }
                     }
@@ -30,6 +35,7 @@ struct ContentView: View {
                             get: { self.model.biometricsEnabled },
                             set: { on in Task { on ? await self.model.enableBiometrics() : await self.model.disableBiometrics() } }
                         ))
+                        Button("Add a passkey") { Task { await self.model.addPasskey() } }
                         Button("Call the API") { Task { await self.model.loadProfile() } }
                         Button("Sign out", role: .destructive) { Task { await self.model.signOut() } }
                     }

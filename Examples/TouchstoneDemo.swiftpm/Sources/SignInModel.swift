@@ -1,6 +1,8 @@
+import AuthenticationServices
 import Foundation
 import Observation
 import TouchstoneKit
+import UIKit
 
 /// Everything the screen needs: password sign-in, enabling biometrics, biometric sign-in, disabling, and a message for
 /// every error the SDK can report.
@@ -19,13 +21,18 @@ final class SignInModel {
     var busy = false
 
     private let biometrics: BiometricLogin
+    private let passkeys: PasskeyLogin
     private var session: TouchstoneSession?
+    private var autoFill: Task<Void, Never>?
 
     init(serverURL: URL) {
         let stateDirectory = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
             .appendingPathComponent("touchstone", isDirectory: true)
+        let client = TouchstoneClient(baseURL: serverURL)
+        // Passkeys need the Associated Domains entitlement webcredentials:<the server's domain> (docs/ios.md).
+        self.passkeys = PasskeyLogin(client: client, authorizer: AuthorizationControllerPasskeyAuthorizer { Self.keyWindow() })
         self.biometrics = BiometricLogin(
-            client: TouchstoneClient(baseURL: serverURL),
+            client: client,
             keyStore: SecureEnclaveKeyStore(),
             verifier: LocalAuthenticationVerifier(fallbackTitle: "Use Password"),
             stateStore: try! FileStateStore(directory: stateDirectory),
@@ -60,6 +67,43 @@ final class SignInModel {
             self.session = session
             self.screen = .signedIn(email: session.user.email)
         }
+    }
+
+    func signInWithPasskey() async {
+        self.autoFill?.cancel()
+        await self.run {
+            let session = try await self.passkeys.signIn()
+            self.session = session
+            self.screen = .signedIn(email: session.user.email)
+        }
+    }
+
+    /// Offers passkeys in the email field's keyboard suggestions while the sign-in screen is shown.
+    func startPasskeyAutoFill() {
+        self.autoFill?.cancel()
+        self.autoFill = Task {
+            do {
+                let session = try await self.passkeys.signInWithAutoFill()
+                self.session = session
+                self.screen = .signedIn(email: session.user.email)
+            } catch let error as PasskeyError where error.code != .cancelled {
+                self.message = error.message
+            } catch {}
+        }
+    }
+
+    /// Right after a password sign-in, like enabling Face ID.
+    func addPasskey() async {
+        guard let session else { return }
+        await self.run {
+            _ = try await self.passkeys.register(session: session, name: "Demo iPhone")
+            self.message = "Passkey added."
+        }
+    }
+
+    static func keyWindow() -> ASPresentationAnchor {
+        let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
+        return scenes.compactMap(\.keyWindow).first ?? ASPresentationAnchor()
     }
 
     /// Right after a password sign-in (the server wants a password within the last ten minutes).
@@ -107,6 +151,8 @@ final class SignInModel {
             try await body()
         } catch let error as BiometricLoginError {
             self.message = self.text(for: error)
+        } catch let error as PasskeyError {
+            self.message = error.code == .cancelled ? nil : error.message
         } catch {
             self.message = error.localizedDescription
         }

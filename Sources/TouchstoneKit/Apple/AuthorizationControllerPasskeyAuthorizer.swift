@@ -139,16 +139,24 @@ public final class AuthorizationControllerPasskeyAuthorizer: PasskeyAuthorizer, 
                     controller.performRequests()
                 }
             }
-        } onCancel: {
-            Task { @MainActor in
-                if #available(iOS 16.0, macOS 13.0, *) { controller.cancel() }
-            }
+        } onCancel: { [box = ControllerBox(controller)] in
+            Task { @MainActor in box.controller.cancel() }
         }
+    }
+
+    /// Carries the controller into the cancellation handler, which only hands it back to the main actor.
+    private final class ControllerBox: @unchecked Sendable {
+        let controller: ASAuthorizationController
+        init(_ controller: ASAuthorizationController) { self.controller = controller }
     }
 
     /// Bridges the controller's delegate callbacks to one continuation and gives it the window.
     @MainActor
-    private final class Delegate: NSObject, ASAuthorizationControllerDelegate, ASAuthorizationControllerPresentationContextProviding {
+    // `@preconcurrency`: older SDKs do not mark these protocols as main-actor ones; the controller calls them on the
+    // main thread.
+    private final class Delegate: NSObject, @preconcurrency ASAuthorizationControllerDelegate,
+        @preconcurrency ASAuthorizationControllerPresentationContextProviding
+    {
         let anchor: ASPresentationAnchor
         var continuation: CheckedContinuation<any ASAuthorizationCredential, any Error>?
 

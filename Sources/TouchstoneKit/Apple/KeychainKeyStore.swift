@@ -20,6 +20,8 @@ public actor KeychainKeyStore: DeviceKeyStore {
     private struct Metadata: Codable {
         var policy: KeyAccessPolicy
         var domainState: Data?
+        /// Which API read it (`nil`: `evaluatedPolicyDomainState`, as before iOS 18).
+        var domainStateSource: BiometryDomainState.Source?
     }
 
     public func createKey(tag: String, algorithm: SignatureAlgorithm, policy: KeyAccessPolicy) async throws -> DeviceKeyPublicKey {
@@ -29,7 +31,8 @@ public actor KeychainKeyStore: DeviceKeyStore {
         }
         let key = Curve25519.Signing.PrivateKey()
         try self.keychain.store(key.rawRepresentation, account: tag, access: try Keychain.accessControl(policy, privateKeyUsage: false))
-        let metadata = Metadata(policy: policy, domainState: SecureEnclaveKeyStore.currentDomainState())
+        let state = BiometryDomainState.currentFromNewContext()
+        let metadata = Metadata(policy: policy, domainState: state?.0, domainStateSource: state?.1)
         try self.keychain.store(try JSONEncoder().encode(metadata), account: "\(tag).meta", access: nil)
         return DeviceKeyPublicKey(algorithm: .eddsa, bytes: [UInt8](key.publicKey.rawRepresentation))
     }
@@ -38,10 +41,7 @@ public actor KeychainKeyStore: DeviceKeyStore {
         let metadata = try JSONDecoder().decode(Metadata.self, from: try self.keychain.load(account: "\(tag).meta", context: nil))
         let context = verification.laContext
         if metadata.policy == .biometryCurrentSet,
-            PlatformErrorMapping.biometryChanged(
-                since: metadata.domainState.map { [UInt8]($0) },
-                now: context?.evaluatedPolicyDomainState.map { [UInt8]($0) }
-            )
+            BiometryDomainState.changed(since: metadata.domainState, source: metadata.domainStateSource, context: context)
         {
             throw BiometricLoginError(.keyInvalidated, "biometric enrolment changed since the key was made")
         }

@@ -28,8 +28,10 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
     private struct Metadata: Codable {
         var policy: KeyAccessPolicy
         var secureEnclave: Bool
-        /// `LAContext.evaluatedPolicyDomainState` when the key was made (biometryCurrentSet keys die when it changes).
+        /// The biometric enrolment's state when the key was made (biometryCurrentSet keys die when it changes).
         var domainState: Data?
+        /// Which API read it (`nil`: `evaluatedPolicyDomainState`, as before iOS 18).
+        var domainStateSource: BiometryDomainState.Source?
         /// The Secure Enclave's wrapped key (`dataRepresentation`), when `secureEnclave`.
         var wrappedKey: Data?
     }
@@ -41,7 +43,7 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
         guard !self.keychain.exists(account: Self.metadataAccount(tag)) else {
             throw BiometricLoginError(.internalFailure, "a key with tag \(tag) already exists")
         }
-        let domainState = Self.currentDomainState()
+        let domainState = BiometryDomainState.currentFromNewContext()
         let publicKey: P256.Signing.PublicKey
         if self.usesSecureEnclave {
             let access = try Keychain.accessControl(policy, privateKeyUsage: true)
@@ -52,13 +54,25 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
                 throw BiometricLoginError(.internalFailure, "the Secure Enclave refused to create a key: \(error)")
             }
             publicKey = key.publicKey
-            let metadata = Metadata(policy: policy, secureEnclave: true, domainState: domainState, wrappedKey: key.dataRepresentation)
+            let metadata = Metadata(
+                policy: policy,
+                secureEnclave: true,
+                domainState: domainState?.0,
+                domainStateSource: domainState?.1,
+                wrappedKey: key.dataRepresentation
+            )
             try self.keychain.store(try JSONEncoder().encode(metadata), account: Self.metadataAccount(tag), access: nil)
         } else {
             let key = P256.Signing.PrivateKey()
             publicKey = key.publicKey
             try self.keychain.store(key.rawRepresentation, account: tag, access: try Keychain.accessControl(policy, privateKeyUsage: false))
-            let metadata = Metadata(policy: policy, secureEnclave: false, domainState: domainState, wrappedKey: nil)
+            let metadata = Metadata(
+                policy: policy,
+                secureEnclave: false,
+                domainState: domainState?.0,
+                domainStateSource: domainState?.1,
+                wrappedKey: nil
+            )
             try self.keychain.store(try JSONEncoder().encode(metadata), account: Self.metadataAccount(tag), access: nil)
         }
         return DeviceKeyPublicKey(algorithm: .es256, bytes: [UInt8](publicKey.x963Representation))
@@ -68,10 +82,7 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
         let metadata = try JSONDecoder().decode(Metadata.self, from: try self.keychain.load(account: Self.metadataAccount(tag), context: nil))
         let context = verification.laContext
         if metadata.policy == .biometryCurrentSet,
-            PlatformErrorMapping.biometryChanged(
-                since: metadata.domainState.map { [UInt8]($0) },
-                now: context?.evaluatedPolicyDomainState.map { [UInt8]($0) }
-            )
+            BiometryDomainState.changed(since: metadata.domainState, source: metadata.domainStateSource, context: context)
         {
             throw BiometricLoginError(.keyInvalidated, "biometric enrolment changed since the key was made")
         }
@@ -102,13 +113,5 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
     }
 
     private static func metadataAccount(_ tag: String) -> String { "\(tag).meta" }
-
-    /// The current biometric enrolment's fingerprint (nil when biometrics cannot be evaluated).
-    static func currentDomainState() -> Data? {
-        let context = LAContext()
-        var error: NSError?
-        guard context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error) else { return nil }
-        return context.evaluatedPolicyDomainState
-    }
 }
 #endif
