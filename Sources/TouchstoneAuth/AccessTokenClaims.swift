@@ -72,11 +72,7 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.issuer = try container.decode(String.self, forKey: .issuer)
         self.subject = try container.decode(String.self, forKey: .subject)
-        if let single = try? container.decode(String.self, forKey: .audience) {
-            self.audience = [single]
-        } else {
-            self.audience = try container.decode([String].self, forKey: .audience)
-        }
+        self.audience = try container.decodeAudience(forKey: .audience)
         self.expiresAt = try container.decode(Int64.self, forKey: .expiresAt)
         self.issuedAt = try container.decode(Int64.self, forKey: .issuedAt)
         self.notBefore = try container.decodeIfPresent(Int64.self, forKey: .notBefore)
@@ -108,3 +104,11 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
 
 /// The `typ` header of access tokens (RFC 9068 §2.1).
 public let accessTokenType = "at+jwt"
+
+extension KeyedDecodingContainer {
+    /// `aud`: one string or an array of them (RFC 7519 §4.1.3), always read as an array.
+    func decodeAudience(forKey key: Key) throws -> [String] {
+        if let single = try? self.decode(String.self, forKey: key) { return [single] }
+        return try self.decode([String].self, forKey: key)
+    }
+}

@@ -61,11 +61,7 @@ public struct ConfirmationReceiptClaims: JWTPayload, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.issuer = try container.decode(String.self, forKey: .issuer)
         self.subject = try container.decode(String.self, forKey: .subject)
-        if let single = try? container.decode(String.self, forKey: .audience) {
-            self.audience = [single]
-        } else {
-            self.audience = try container.decode([String].self, forKey: .audience)
-        }
+        self.audience = try container.decodeAudience(forKey: .audience)
         self.issuedAt = try container.decode(Int64.self, forKey: .issuedAt)
         self.tokenId = try container.decode(String.self, forKey: .tokenId)
         self.confirmationId = try container.decode(String.self, forKey: .confirmationId)

@@ -254,21 +254,22 @@ func buildRouter(
     BiometricAuthenticationController(service: biometrics, limiter: limiter, audit: audit).addRoutes(to: router)
     PinController(pins: pins, limiter: limiter).addRoutes(to: router)
     AppAttestController(service: appAttest, limiter: limiter).addRoutes(to: router)
+    let passkeys = PasskeyService(
+        store: store,
+        sessions: sessions,
+        secrets: secrets,
+        now: now,
+        relyingParty: relyingParty,
+        keys: ParsedValueCache(capacity: configuration.keyCacheSize),
+        settings: configuration.passkeys,
+        reauthenticationWindow: reauthenticationWindow,
+        policy: policy,
+        audit: audit,
+        logger: logger,
+        decoyKey: decoyKey
+    )
     PasskeyController(
-        service: PasskeyService(
-            store: store,
-            sessions: sessions,
-            secrets: secrets,
-            now: now,
-            relyingParty: relyingParty,
-            keys: ParsedValueCache(capacity: configuration.keyCacheSize),
-            settings: configuration.passkeys,
-            reauthenticationWindow: reauthenticationWindow,
-            policy: policy,
-            audit: audit,
-            logger: logger,
-            decoyKey: decoyKey
-        ),
+        service: passkeys,
         store: store,
         limiter: limiter,
         audit: audit
@@ -283,7 +284,7 @@ func buildRouter(
             audit: audit,
             policy: policy,
             relyingParty: relyingParty,
-            passkeyKeys: ParsedValueCache(capacity: configuration.keyCacheSize),
+            passkeys: passkeys,
             issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
             receiptAudiences: configuration.tokens.resolvedReceiptAudiences(port: configuration.port)
         ),

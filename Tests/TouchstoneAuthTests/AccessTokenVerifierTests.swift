@@ -177,6 +177,27 @@ struct AccessTokenVerifierTests {
         #expect(await Self.code(verifier, token) == nil)
     }
 
+    @Test func aSingleAudienceStringIsReadAsAList() throws {
+        let json = #"{"iss":"i","sub":"s","aud":"https://api.example.test","exp":2,"iat":1,"jti":"j","client_id":"c","sid":"d","auth_time":1,"amr":["pwd"]}"#
+        #expect(try JSONDecoder().decode(AccessTokenClaims.self, from: Data(json.utf8)).audience == ["https://api.example.test"])
+    }
+
+    @Test func aJWKWithoutKidOrForEncryptionIsRefused() async throws {
+        let issuer = await TestIssuer()
+        var noKid = issuer.publicJWK
+        noKid.kid = nil
+        var encryption = issuer.publicJWK
+        encryption.use = "enc"
+        for jwk in [noKid, encryption] {
+            do {
+                _ = try await VerificationKey(jwk: jwk)
+                Issue.record("accepted \(jwk)")
+            } catch {
+                #expect(error.code == .malformed)
+            }
+        }
+    }
+
     @Test func keySetsKeepOnlyUsableSigningKeys() async throws {
         let issuer = await TestIssuer()
         var encryption = issuer.publicJWK

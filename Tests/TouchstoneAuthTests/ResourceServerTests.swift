@@ -130,6 +130,9 @@ struct ResourceServerTests {
                 ("wrong issuer", token, "/other-issuer"),
                 ("wrong audience", token, "/other-audience"),
             ]
+            // Not a bearer token at all.
+            let basic = try await api.executeRequest(uri: "/me", method: .get, headers: [.authorization: "Basic dXNlcjpwYXNz"], body: nil)
+            #expect(basic.status == .unauthorized && String(buffer: basic.body).contains("invalid_token"))
             for (name, candidate, path) in cases {
                 let answer = try await Self.call(api, path, token: candidate)
                 #expect(answer.status == .unauthorized, "\(name)")

@@ -79,6 +79,12 @@ struct ConfirmationCommandTests {
         let (refused, refusal, _) = try await Self.run(["confirmation", "verify", tampered])
         #expect(refused == 1 && refusal.contains("\"verified\" : false"))
 
+        // Not evidence at all; a payload without the summary the app shows.
+        let (notEvidence, _, notEvidenceErrors) = try await Self.run(["confirmation", "verify", path])
+        #expect(notEvidence != 0 && notEvidenceErrors.contains("is not confirmation evidence"))
+        let (noSummary, _, noSummaryErrors) = try await Self.run(["device", "confirm", id, "--payload", "{}"] + deviceArguments)
+        #expect(noSummary != 0 && noSummaryErrors.contains("--payload needs --summary"), "\(noSummaryErrors)")
+
         // openssl, as docs/api.md shows: the payload's bytes, the DER signature, the SPKI key.
         let original = try #require(try JSONSerialization.jsonObject(with: evidenceData) as? [String: Any])["evidence"] as? [String: Any]
         let directory = TemporaryFiles.path("openssl")

@@ -97,6 +97,15 @@ struct ConfirmTests {
             await #expect(throws: BiometricLoginError(.confirmationExpired, "", serverCode: "confirmation_expired")) {
                 try await phone.login.confirm(request)
             }
+            // The key vanished from the device: reported and forgotten, nothing signed.
+            let keyless = Phone(client: client)
+            let keylessSession = try await keyless.signUp()
+            try await keyless.login.enable(session: keylessSession)
+            let keylessRequest = try await Self.make(client, keylessSession)
+            let tag = try #require(try await keyless.enrollment()).keyTag
+            try await keyless.keyStore.deleteKey(tag: tag)
+            await #expect(throws: BiometricLoginError(.notEnabled, "")) { try await keyless.login.confirm(keylessRequest) }
+            #expect(try await keyless.enrollment() == nil)
             // Not enabled on this device.
             let fresh = Phone(client: client)
             await #expect(throws: BiometricLoginError(.notEnabled, "")) { try await fresh.login.confirm(request) }

@@ -84,6 +84,11 @@ struct PasskeyLoginTests {
         }
     }
 
+    @Test func unreadableServerOptionsAreAnInvalidResponse() {
+        #expect(throws: PasskeyError(.invalidResponse, "")) { try PasskeyRegistrationRequest(optionsJSON: Data("{}".utf8)) }
+        #expect(throws: PasskeyError(.invalidResponse, "")) { try PasskeyAssertionRequest(optionsJSON: Data(#"{"rpId":"a","challenge":"!"}"#.utf8)) }
+    }
+
     @Test func aSessionWithoutARecentPasswordCannotAddOne() async throws {
         let clock = ManualClock()
         try await TestServer.run(configuration: Self.configuration, clock: clock) { client in

@@ -82,7 +82,8 @@ struct ConfirmationTests {
             #expect(payload.rpId == "app.example")
             #expect(payload.summary == "Pay €120.00 to ACME Ltd")
             #expect(Base64.decode(payload.challenge)?.count == 32)
-            #expect(payload.expiresAt == Date(timeIntervalSince1970: (clock.now.timeIntervalSince1970 + 600).rounded(.down)).rfc3339Seconds)
+            // The test clock starts at 2027-01-15T08:00:00Z; ttlSeconds 600.
+            #expect(payload.expiresAt == "2027-01-15T08:10:00Z")
             #expect(payloadText.hasPrefix(#"{"challenge":""#) && payloadText.hasSuffix(#","version":1}"#))
         }
     }
@@ -207,6 +208,57 @@ struct ConfirmationTests {
         }
     }
 
+    @Test func moreRefusals() async throws {
+        try await TestServer.runWithAdminKey(configuration: Self.configuration()) { client, adminKey, _ in
+            let owner = try await Self.owner(client, "more@example.com")
+            let (id, payload) = try await Self.pending(client, owner)
+            // An unknown registration.
+            let unknown = try await Self.approve(client, id, registrationId: "no-such-registration", signature: Self.sign(owner.device, payload))
+            #expect(unknown.status == .notFound && unknown.errorCode == "registration_not_found")
+            // Something that looks like an admin key but is none.
+            let fake = try await client.request(.get, "/v1/confirmations/\(id)", token: "tsa_not-a-key")
+            #expect(fake.status == .unauthorized && fake.errorCode == "unauthenticated")
+            // Passkey options are for the user's own session, not for service callers.
+            let service = try await client.request(.post, "/v1/confirmations/\(id)/passkey-options", token: adminKey)
+            #expect(service.status == .unauthorized && service.errorCode == "unauthenticated")
+            // A body that is not an assertion.
+            let malformed = try await client.request(.post, "/v1/confirmations/\(id)/passkey-verify", raw: #"{"id": 1}"#)
+            #expect(malformed.status == .badRequest && malformed.errorCode == "invalid_request")
+        }
+    }
+
+    @Test func aWrongPasskeySignatureOrAnUnknownPasskeyLeavesItPending() async throws {
+        try await TestServer.run(configuration: Self.configuration()) { client in
+            let owner = try await Self.owner(client, "pk-wrong@example.com")
+            let browser = PasskeyTests.Browser(client: client)
+            var (credential, registered) = try await browser.register(owner.account.token)
+            try #require(registered.status == .created)
+            let (id, _) = try await Self.pending(client, owner)
+            let options = try await client.request(.post, "/v1/confirmations/\(id)/passkey-options", token: owner.account.token)
+            let assertion = try browser.authenticator.respond(toRequestOptions: Array(options.body), credential: &credential, origin: PasskeyTests.origin)
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(assertion)) as? [String: Any])
+            var response = try #require(object["response"] as? [String: Any])
+            let encodedSignature = try #require(response["signature"] as? String)
+            var signature = try #require(Base64.decode(encodedSignature))
+            signature[signature.count - 1] ^= 0x01
+            response["signature"] = Base64.urlEncode(signature)
+            object["response"] = response
+            let wrong = try await client.request(
+                .post, "/v1/confirmations/\(id)/passkey-verify", raw: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+            #expect(wrong.status == .unauthorized && wrong.errorCode == "invalid_signature")
+            // A credential the server does not know.
+            var stranger = VirtualAuthenticator().register(rpId: "app.example", origin: PasskeyTests.origin, challenge: [1], userHandle: [1]).credential
+            let unknownAssertion = try VirtualAuthenticator().respond(
+                toRequestOptions: Array(try JSONSerialization.data(withJSONObject: ["challenge": options.value("challenge") ?? "", "rpId": "app.example"])),
+                credential: &stranger,
+                origin: PasskeyTests.origin
+            )
+            let unknown = try await client.request(.post, "/v1/confirmations/\(id)/passkey-verify", raw: String(decoding: unknownAssertion, as: UTF8.self))
+            #expect(unknown.status == .unauthorized && unknown.errorCode == "passkey_not_found")
+            #expect(try await client.request(.get, "/v1/confirmations/\(id)", token: owner.account.token).value("confirmation", "status") == "pending")
+        }
+    }
+
     @Test(arguments: [
         (["summary": ""], "summary"),
         (["summary": String(repeating: "x", count: 201)], "summary"),
@@ -318,14 +370,6 @@ struct ConfirmationTests {
             let replay = try await client.request(.post, "/v1/confirmations/\(id)/passkey-verify", raw: String(decoding: assertion, as: UTF8.self))
             #expect(replay.errorCode == "confirmation_not_pending")
         }
-    }
-}
-
-extension Date {
-    /// RFC 3339 UTC to the second, as the payload writes `expiresAt`.
-    var rfc3339Seconds: String {
-        let text = self.rfc3339
-        return text.firstIndex(of: ".").map { String(text[..<$0]) + "Z" } ?? text
     }
 }
 

@@ -152,6 +152,8 @@ struct IntrospectionTests {
                 headers: [.contentType: "application/x-www-form-urlencoded"]
             )
             #expect(emptyForm.status == .badRequest && emptyForm.errorCode == "invalid_request")
+            let tooLong = try await client.request(.post, "/v1/tokens/introspect", token: adminKey, json: ["token": String(repeating: "a", count: 17 * 1024)])
+            #expect(tooLong.status == .badRequest && tooLong.errorCode == "invalid_request")
         }
     }
 }

@@ -154,7 +154,9 @@ struct SigningKeyRotationTests {
     }
 
     @Test func signingKeyRoutesNeedAnAdminKey() async throws {
-        try await TestServer.runWithAdminKey(configuration: Self.configuration()) { client, _, _ in
+        try await TestServer.runWithAdminKey(configuration: Self.configuration()) { client, adminKey, _ in
+            let bad = try await client.request(.post, "/v1/admin/signing-keys/rotate", token: adminKey, json: ["immediately": "yes"])
+            #expect(bad.status == .badRequest && bad.errorCode == "invalid_request")
             let account = try await Flow(client: client).signUp("notadmin@example.com")
             #expect(try await client.request(.get, "/v1/admin/signing-keys", token: account.token).errorCode == "admin_key_required")
             #expect(try await client.request(.post, "/v1/admin/signing-keys/rotate", token: account.token).errorCode == "admin_key_required")
@@ -285,6 +287,35 @@ struct KeyEncryptionKeyTests {
             try KeySealing.open(key.sealedPrivateKey, key: .init(data: Array(repeating: 5, count: 32)), context: Array("other".utf8))
         }
         try await store.shutdown()
+    }
+
+    @Test func aKeyFileThatHoldsNoKeyRefusesToStart() throws {
+        let path = TemporaryFiles.path("bad-kek", suffix: ".sqlite")
+        defer { TemporaryFiles.remove(path) }
+        try "not a key\n".write(toFile: KeyEncryptionKey.defaultFile(database: path), atomically: true, encoding: .utf8)
+        var configuration = TouchstoneConfiguration()
+        configuration.database = .sqliteFile(path: path)
+        #expect(throws: KeyEncryptionKeyError.self) {
+            try KeyEncryptionKey.resolve(configuration, randomBytes: { Array(repeating: 0, count: $0) }, logger: Logger(label: "test"))
+        }
+    }
+
+    @Test(arguments: [
+        ("TOUCHSTONE_ISSUER", "not a url"), ("TOUCHSTONE_ISSUER", "ftp://auth.example"), ("TOUCHSTONE_TOKEN_CLIENT_ID", ""),
+        ("TOUCHSTONE_ACCESS_TOKEN_TTL_SECONDS", "5"), ("TOUCHSTONE_TOKEN_ALGORITHM", "HS256"),
+        ("TOUCHSTONE_SIGNING_KEY_ROTATION_DAYS", "0"), ("TOUCHSTONE_SIGNING_KEY_LEAD_SECONDS", "60"),
+        ("TOUCHSTONE_JWKS_MAX_AGE_SECONDS", "-1"), ("TOUCHSTONE_RECEIPT_KEY_RETENTION_DAYS", "many"),
+        ("TOUCHSTONE_KEY_ENCRYPTION_KEY_FILE", "/nonexistent/kek"),
+    ])
+    func badTokenSettingsAreRefusedByName(setting: String, value: String) {
+        do {
+            _ = try TouchstoneConfiguration(environment: [setting: value])
+            Issue.record("\(setting)=\(value) was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.setting == setting)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
     }
 
     static func withApp<T: Sendable>(_ configuration: TouchstoneConfiguration, _ body: @Sendable (any TestClientProtocol) async throws -> T)

@@ -39,12 +39,7 @@ public final class AuthorizationControllerPasskeyAuthorizer: PasskeyAuthorizer, 
             securityKey.credentialParameters = request.algorithms.map {
                 ASAuthorizationPublicKeyCredentialParameters(algorithm: ASCOSEAlgorithmIdentifier(rawValue: $0))
             }
-            securityKey.excludedCredentials = request.excludeCredentials.map {
-                ASAuthorizationSecurityKeyPublicKeyCredentialDescriptor(
-                    credentialID: Data($0),
-                    transports: ASAuthorizationSecurityKeyPublicKeyCredentialDescriptor.Transport.allSupported
-                )
-            }
+            securityKey.excludedCredentials = Self.securityKeyDescriptors(request.excludeCredentials)
             securityKey.userVerificationPreference = ASAuthorizationPublicKeyCredentialUserVerificationPreference(rawValue: request.userVerification)
             securityKey.attestationPreference = ASAuthorizationPublicKeyCredentialAttestationKind(rawValue: request.attestation)
             requests.append(securityKey)
@@ -86,12 +81,7 @@ public final class AuthorizationControllerPasskeyAuthorizer: PasskeyAuthorizer, 
         if self.allowSecurityKeys && mode == .modal {
             let securityKey = ASAuthorizationSecurityKeyPublicKeyCredentialProvider(relyingPartyIdentifier: request.relyingPartyId)
                 .createCredentialAssertionRequest(challenge: Data(request.challenge))
-            securityKey.allowedCredentials = request.allowCredentials.map {
-                ASAuthorizationSecurityKeyPublicKeyCredentialDescriptor(
-                    credentialID: Data($0),
-                    transports: ASAuthorizationSecurityKeyPublicKeyCredentialDescriptor.Transport.allSupported
-                )
-            }
+            securityKey.allowedCredentials = Self.securityKeyDescriptors(request.allowCredentials)
             securityKey.userVerificationPreference = ASAuthorizationPublicKeyCredentialUserVerificationPreference(rawValue: request.userVerification)
             requests.append(securityKey)
         }
@@ -117,6 +107,16 @@ public final class AuthorizationControllerPasskeyAuthorizer: PasskeyAuthorizer, 
             )
         }
         throw PasskeyError(.invalidResponse, "an unexpected credential type: \(type(of: credential))")
+    }
+
+    /// Credential ids as security-key descriptors, over every transport the device supports.
+    private static func securityKeyDescriptors(_ ids: [[UInt8]]) -> [ASAuthorizationSecurityKeyPublicKeyCredentialDescriptor] {
+        ids.map {
+            ASAuthorizationSecurityKeyPublicKeyCredentialDescriptor(
+                credentialID: Data($0),
+                transports: ASAuthorizationSecurityKeyPublicKeyCredentialDescriptor.Transport.allSupported
+            )
+        }
     }
 
     /// Runs the controller and waits for its delegate; the task's cancellation cancels the sheet.

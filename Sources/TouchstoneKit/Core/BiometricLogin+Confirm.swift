@@ -26,9 +26,7 @@ extension BiometricLogin {
     ///   `.confirmationExpired`, `.confirmationNotPending`, `.registrationLocked`, `.registrationRevoked`, `.server`
     ///   (`invalid_signature`, `registration_not_allowed`, `confirmation_not_found`), `.transport`.
     public func confirm(_ confirmation: ConfirmationRequest, promptPrefix: String = "") async throws -> ApprovedConfirmation {
-        guard let enrollment = try await self.stateStore.loadEnrollment() else {
-            throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
-        }
+        let enrollment = try await self.requireEnrollmentWithKey()
         let fields: PayloadFields
         do {
             fields = try JSONDecoder().decode(PayloadFields.self, from: Data(confirmation.payload.utf8))
@@ -45,23 +43,9 @@ extension BiometricLogin {
         guard fields.userId == enrollment.userId else {
             throw BiometricLoginError(.confirmationMismatch, "the confirmation is for another user than this device's")
         }
-        guard await self.keyStore.keyExists(tag: enrollment.keyTag) else {
-            await self.reportInvalidation(of: enrollment, reason: "key_lost")
-            try await self.stateStore.clearEnrollment()
-            throw BiometricLoginError(.notEnabled, "the device key no longer exists; enable biometric sign-in again")
-        }
         do {
             let verification = try await self.verifier.verifyUser(reason: promptPrefix + fields.summary)
-            let signature: [UInt8]
-            do {
-                signature = try await self.keyStoreCall {
-                    try await self.keyStore.sign(Array(confirmation.payload.utf8), withKey: enrollment.keyTag, verification: verification)
-                }
-            } catch let error as BiometricLoginError where error.code == .keyInvalidated {
-                await self.reportInvalidation(of: enrollment, reason: "biometry_changed")
-                try await self.forgetLocalEnrollment(enrollment)
-                throw error
-            }
+            let signature = try await self.sign(Array(confirmation.payload.utf8), with: enrollment, verification: verification)
             return try await self.client.approveConfirmation(id: confirmation.id, registrationId: enrollment.registrationId, signature: signature)
         } catch let error as BiometricLoginError {
             throw try await self.handleLoginError(error, enrollment: enrollment)

@@ -264,15 +264,7 @@ public actor BiometricLogin {
         sessionDurationMinutes: Int? = nil,
         pinFallback: PinProvider? = nil
     ) async throws -> TouchstoneSession {
-        guard let enrollment = try await self.stateStore.loadEnrollment() else {
-            throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
-        }
-        guard await self.keyStore.keyExists(tag: enrollment.keyTag) else {
-            // The key vanished (app data restored to another device, keychain reset...): tell the server, start over.
-            await self.reportInvalidation(of: enrollment, reason: "key_lost")
-            try await self.stateStore.clearEnrollment()
-            throw BiometricLoginError(.notEnabled, "the device key no longer exists; enable biometric sign-in again")
-        }
+        let enrollment = try await self.requireEnrollmentWithKey()
         do {
             let grant = try await self.client.startAuthentication(registrationId: enrollment.registrationId)
             let verification: UserVerification
@@ -283,17 +275,7 @@ public actor BiometricLogin {
             {
                 return try await self.pinLoop(enrollment, trigger: error, sessionDurationMinutes: sessionDurationMinutes, ask: pinFallback!)
             }
-            let signature: [UInt8]
-            do {
-                signature = try await self.keyStoreCall {
-                    try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: enrollment.keyTag, verification: verification)
-                }
-            } catch let error as BiometricLoginError where error.code == .keyInvalidated {
-                // Biometric enrolment changed: the key is unusable for good. Tell the server, then forget it.
-                await self.reportInvalidation(of: enrollment, reason: "biometry_changed")
-                try await self.forgetLocalEnrollment(enrollment)
-                throw error
-            }
+            let signature = try await self.sign(Array(grant.challenge.utf8), with: enrollment, verification: verification)
             return try await self.client.finishAuthentication(
                 registrationId: enrollment.registrationId,
                 challenge: grant.challenge,
@@ -355,6 +337,34 @@ public actor BiometricLogin {
     }
 
     // MARK: Helpers
+
+    /// Signs `message` with the enrolled key after `verification`. When the key store reports the key invalidated
+    /// (the biometric enrolment changed: the key is unusable for good) the server is told and local state forgotten.
+    func sign(_ message: [UInt8], with enrollment: LocalEnrollment, verification: UserVerification) async throws -> [UInt8] {
+        do {
+            return try await self.keyStoreCall {
+                try await self.keyStore.sign(message, withKey: enrollment.keyTag, verification: verification)
+            }
+        } catch let error as BiometricLoginError where error.code == .keyInvalidated {
+            await self.reportInvalidation(of: enrollment, reason: "biometry_changed")
+            try await self.forgetLocalEnrollment(enrollment)
+            throw error
+        }
+    }
+
+    /// The enrolment, or `.notEnabled`; a key that vanished (app data restored to another device, keychain reset...)
+    /// is reported to the server and the local state forgotten, so the user can start over.
+    func requireEnrollmentWithKey() async throws -> LocalEnrollment {
+        guard let enrollment = try await self.stateStore.loadEnrollment() else {
+            throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
+        }
+        guard await self.keyStore.keyExists(tag: enrollment.keyTag) else {
+            await self.reportInvalidation(of: enrollment, reason: "key_lost")
+            try await self.stateStore.clearEnrollment()
+            throw BiometricLoginError(.notEnabled, "the device key no longer exists; enable biometric sign-in again")
+        }
+        return enrollment
+    }
 
     /// The App Attest proof for enrolling `publicKey`: attests this installation's key first if needed, then asserts
     /// over "<challenge>.<publicKey as sent>". `nil` without a provider or on a device without App Attest.

@@ -30,7 +30,8 @@ struct ConfirmationService: Sendable {
     let audit: AuditLog
     let policy: PolicyProvider
     let relyingParty: RelyingParty
-    let passkeyKeys: ParsedValueCache<BytesKey, COSEKey>
+    /// Checks passkey assertions (and counts wrong signatures toward the passkey's lockout) as sign-in does.
+    let passkeys: PasskeyService
     let issuer: String
     let receiptAudiences: [String]
 
@@ -54,7 +55,7 @@ struct ConfirmationService: Sendable {
             userId: userId,
             summary: summary,
             details: details,
-            expiresAt: Self.secondsTimestamp(expiresAt)
+            expiresAt: expiresAt.rfc3339Seconds
         )
         let record = ConfirmationRecord(
             id: id,
@@ -68,13 +69,6 @@ struct ConfirmationService: Sendable {
         )
         try await self.store.insertConfirmation(record)
         return record
-    }
-
-    /// RFC 3339 UTC to the second: `2026-11-23T21:50:52Z`.
-    static func secondsTimestamp(_ date: Date) -> String {
-        let text = date.rfc3339  // 2026-11-23T21:50:52.000Z
-        guard let dot = text.firstIndex(of: ".") else { return text }
-        return String(text[..<dot]) + "Z"
     }
 
     /// The confirmation, for its own user or a service caller; anyone else is told it does not exist.
@@ -193,32 +187,20 @@ struct ConfirmationService: Sendable {
         }
         let verified: VerifiedAuthentication
         do {
-            verified = try self.relyingParty.verifyAuthentication(
+            verified = try await self.passkeys.checkAssertion(
+                by: passkey,
                 credentialId: decoded.credentialId,
                 clientDataJSON: decoded.clientDataJSON,
                 authenticatorData: decoded.authenticatorData,
                 signature: decoded.signature,
                 userHandle: decoded.userHandle,
                 challenge: Array(SHA256.hash(data: Array(confirmation.payload.utf8))),
-                allowCredentials: [],
-                credential: StoredCredential(
-                    id: decoded.credentialId,
-                    publicKey: passkey.publicKey,
-                    signCount: UInt32(clamping: passkey.signCount),
-                    backupEligible: passkey.backupEligible,
-                    userHandle: PasskeyService.userHandle(of: passkey.userId)
-                ),
-                keys: self.passkeyKeys
+                allowCredentials: []
             )
-        } catch {
-            if (error as? WebAuthnError)?.code == .invalidSignature {
-                let threshold = Int64(self.policy.current.lockoutThreshold)
-                if try await self.store.recordFailedPasskeyAssertion(id: passkey.id, threshold: threshold, at: self.now()) {
-                    try await self.audit.record(.passkeyLocked, .info, userId: passkey.userId, passkeyId: passkey.id)
-                }
-                await self.recordFailure(confirmation, reason: "invalid_signature", passkeyId: passkey.id)
-                throw APIError.invalidSignature
-            }
+        } catch let error as WebAuthnError where error.code == .invalidSignature {
+            await self.recordFailure(confirmation, reason: "invalid_signature", passkeyId: passkey.id)
+            throw APIError.invalidSignature
+        } catch let error as WebAuthnError {
             await self.recordFailure(confirmation, reason: "invalid_passkey_assertion", passkeyId: passkey.id)
             throw APIError.invalidPasskeyAssertion(error)
         }

@@ -33,8 +33,8 @@ struct ConfirmationController {
     /// (`tsa_...`). 401 without a usable bearer token.
     func caller(_ request: Request) async throws -> ConfirmationCaller {
         let token = try request.bearerToken()
-        if token.hasPrefix("tsa_") {
-            guard let key = try await self.store.adminKey(keyHash: Secrets.hash(token: token)) else { throw APIError.unauthenticated("unknown admin key") }
+        if token.hasPrefix(AdminKeys.prefix) {
+            guard let key = try await AdminKeys.find(token, store: self.store) else { throw APIError.unauthenticated("unknown admin key") }
             return .service(name: key.name)
         }
         return .user(try await self.sessions.authenticate(token: token))
@@ -193,12 +193,7 @@ struct ConfirmationController {
 
     /// `POST /v1/confirmations/{id}/passkey-verify`: an `AuthenticationResponseJSON` over the SHA-256 of the payload.
     @Sendable func passkeyVerify(request: Request, context: Context) async throws -> JSONResponse<Answer> {
-        let body: AuthenticationResponseJSON
-        do {
-            body = try AuthenticationResponseJSON(json: try await request.collectJSONBody(context: context))
-        } catch let error as AuthenticationResponseJSON.ShapeError {
-            throw APIError.invalidRequest(error.description)
-        }
+        let body = try await request.decodeAuthenticationResponse(context: context)
         try await self.limiter.checkAccount("credential:\(body.rawId)")
         let (record, receipt) = try await self.service.approveWithPasskey(try context.parameters.require("id"), response: body)
         return JSONResponse(.ok, Answer(confirmation: ConfirmationResource(record, now: self.service.now()), receipt: receipt))

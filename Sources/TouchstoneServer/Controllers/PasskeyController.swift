@@ -67,12 +67,7 @@ struct PasskeyController {
 
     @Sendable func verifyAuthentication(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         // The sign-in's hot path: parsed with the WebAuthn module's strict JSON parser instead of JSONDecoder.
-        let body: AuthenticationResponseJSON
-        do {
-            body = try AuthenticationResponseJSON(json: try await request.collectJSONBody(context: context))
-        } catch let error as AuthenticationResponseJSON.ShapeError {
-            throw APIError.invalidRequest(error.description)
-        }
+        let body = try await request.decodeAuthenticationResponse(context: context)
         try await self.limiter.checkAccount("credential:\(body.rawId)")
         let (user, token, session) = try await self.service.verifyAuthentication(body)
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))

@@ -142,7 +142,7 @@ struct TokenController {
         let body = try await request.body.collect(upTo: context.maxUploadSize)
         let input = body.readableBytes == 0 ? RotateInput() : try JSONDecoder().decodeOrInvalid(RotateInput.self, from: Data(body.readableBytesView))
         let made = try await self.ring.rotate(immediately: input.immediately ?? false, actor: "admin:\(context.adminKey?.name ?? "?")")
-        let keys = try await self.ring.keys(fresh: true)
+        let keys = try await self.ring.keys()
         guard let resource = SigningKeyInfo.list(keys, schedule: self.ring.schedule, now: self.ring.now()).first(where: { $0.kid == made.kid })
         else {
             throw StoreError.unavailable("the new signing key was not read back")

@@ -10,8 +10,7 @@ struct AdminAuthenticator: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        // Looked up by SHA-256 hash: the key itself is never stored or compared.
-        guard let key = try await self.store.adminKey(keyHash: Secrets.hash(token: try request.bearerToken())) else {
+        guard let key = try await AdminKeys.find(try request.bearerToken(), store: self.store) else {
             throw APIError.adminKeyRequired
         }
         var context = context

@@ -1,11 +1,22 @@
 import Foundation
 import Hummingbird
+import TouchstoneWebAuthn
 
 extension Request {
     /// Decodes the JSON body as `T`, answering 400 `invalid_request` naming the offending field, and 413 when the body
     /// is larger than the context allows.
     func decodeJSON<T: Decodable>(as type: T.Type, context: some RequestContext) async throws -> T {
         try JSONDecoder().decodeOrInvalid(T.self, from: Data(try await self.collectJSONBody(context: context)))
+    }
+
+    /// An `AuthenticationResponseJSON` body (`credential.toJSON()` of a passkey assertion), read with the WebAuthn
+    /// module's strict parser instead of JSONDecoder: 400 `invalid_request` when it is not one.
+    func decodeAuthenticationResponse(context: some RequestContext) async throws -> AuthenticationResponseJSON {
+        do {
+            return try AuthenticationResponseJSON(json: try await self.collectJSONBody(context: context))
+        } catch let error as AuthenticationResponseJSON.ShapeError {
+            throw APIError.invalidRequest(error.description)
+        }
     }
 
     /// The body's bytes: 413 when larger than the context allows, 400 `invalid_request` when empty.

@@ -3,6 +3,15 @@ public import TouchstoneStore
 
 /// Admin keys: created by `touchstone admin create-key`, shown once, stored as SHA-256 hashes.
 public enum AdminKeys {
+    /// Every admin key begins with this: a recognisable prefix, so a leaked key is easy to spot in logs and code
+    /// search, and a bearer token can be told from a session token without a lookup.
+    public static let prefix = "tsa_"
+
+    /// The unrevoked key `key` names, looked up by its SHA-256 hash (the key itself is never stored or compared).
+    static func find(_ key: String, store: any TouchstoneStore) async throws -> AdminKeyRecord? {
+        try await store.adminKey(keyHash: Secrets.hash(token: key))
+    }
+
     /// Creates and stores a key; returns the key (to show once) and its record.
     public static func create(
         name: String,
@@ -10,8 +19,7 @@ public enum AdminKeys {
         dependencies: TouchstoneDependencies = .live
     ) async throws -> (key: String, record: AdminKeyRecord) {
         let secrets = Secrets(randomBytes: dependencies.randomBytes)
-        // A recognisable prefix, so a leaked key is easy to spot in logs and code search.
-        let key = "tsa_" + secrets.newToken()
+        let key = Self.prefix + secrets.newToken()
         let record = AdminKeyRecord(
             id: secrets.newIdentifier(),
             name: name,

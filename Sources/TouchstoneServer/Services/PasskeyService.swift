@@ -233,14 +233,45 @@ struct PasskeyService: Sendable {
         }
         let verified: VerifiedAuthentication
         do {
-            verified = try self.relyingParty.verifyAuthentication(
+            verified = try await self.checkAssertion(
+                by: passkey,
                 credentialId: credentialId,
                 clientDataJSON: clientDataJSON,
                 authenticatorData: authenticatorData,
                 signature: signature,
                 userHandle: userHandle,
                 challenge: try Self.decode(challenge.challenge, field: "challenge"),
-                allowCredentials: challenge.allowCredentials.compactMap { Base64.decode($0) },
+                allowCredentials: challenge.allowCredentials.compactMap { Base64.decode($0) }
+            )
+        } catch let error as WebAuthnError {
+            throw APIError.invalidPasskeyAssertion(error)
+        }
+        guard let user = try await self.store.user(id: passkey.userId) else { throw APIError.passkeyNotFoundForLogin }
+        return (user, passkey, verified)
+    }
+
+    /// Verifies an assertion made with the stored `passkey` (WebAuthn §7.2) against `challenge`. A wrong signature
+    /// counts toward the passkey's lockout (other failures say nothing about the key); the verifier's
+    /// ``WebAuthnError`` is rethrown for the caller to report. Nothing else is written.
+    func checkAssertion(
+        by passkey: PasskeyRecord,
+        credentialId: [UInt8],
+        clientDataJSON: [UInt8],
+        authenticatorData: [UInt8],
+        signature: [UInt8],
+        userHandle: [UInt8]?,
+        challenge: [UInt8],
+        allowCredentials: [[UInt8]]
+    ) async throws -> VerifiedAuthentication {
+        do {
+            return try self.relyingParty.verifyAuthentication(
+                credentialId: credentialId,
+                clientDataJSON: clientDataJSON,
+                authenticatorData: authenticatorData,
+                signature: signature,
+                userHandle: userHandle,
+                challenge: challenge,
+                allowCredentials: allowCredentials,
                 credential: StoredCredential(
                     id: credentialId,
                     publicKey: passkey.publicKey,
@@ -250,18 +281,15 @@ struct PasskeyService: Sendable {
                 ),
                 keys: self.keys
             )
-        } catch {
-            if (error as? WebAuthnError)?.code == .invalidSignature {
-                // Only a wrong signature counts towards the lockout: other failures say nothing about the key.
+        } catch let error as WebAuthnError {
+            if error.code == .invalidSignature {
                 let threshold = Int64(self.policy.current.lockoutThreshold)
                 if try await self.store.recordFailedPasskeyAssertion(id: passkey.id, threshold: threshold, at: self.now()) {
                     try await self.audit.record(.passkeyLocked, .info, userId: passkey.userId, passkeyId: passkey.id)
                 }
             }
-            throw APIError.invalidPasskeyAssertion(error)
+            throw error
         }
-        guard let user = try await self.store.user(id: passkey.userId) else { throw APIError.passkeyNotFoundForLogin }
-        return (user, passkey, verified)
     }
 
     /// Unlocks one of the caller's locked passkeys; needs a recent password sign-in.

@@ -71,7 +71,7 @@ final class SigningKeyRing: Sendable {
         if let active = self.schedule.active(try await self.keys(), at: self.now()) { return active }
         // None known: the first start, or another instance made the first key since the cache was filled.
         try await self.maintain()
-        guard let active = self.schedule.active(try await self.keys(fresh: true), at: self.now()) else {
+        guard let active = self.schedule.active(try await self.keys(), at: self.now()) else {
             throw StoreError.unavailable("no signing key could be made")
         }
         return active

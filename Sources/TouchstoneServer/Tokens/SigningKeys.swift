@@ -69,7 +69,7 @@ public enum SigningKeys {
         let ring = try Self.ring(configuration, store, dependencies, logger)
         try await ring.checkKeysOpen()
         let made = try await ring.rotate(immediately: immediately, actor: actor)
-        let keys = SigningKeyInfo.list(try await ring.keys(fresh: true), schedule: ring.schedule, now: dependencies.now())
+        let keys = SigningKeyInfo.list(try await ring.keys(), schedule: ring.schedule, now: dependencies.now())
         guard let info = keys.first(where: { $0.kid == made.kid }) else { throw StoreError.unavailable("the new key was not read back") }
         return info
     }
