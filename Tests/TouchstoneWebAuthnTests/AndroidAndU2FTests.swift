@@ -63,7 +63,7 @@ struct AndroidAndU2FTests {
         let made = VirtualAuthenticator().register(rpId: rpId, origin: origin, challenge: challenge, userHandle: [1])
         let hash = Array(SHA256.hash(data: made.clientDataJSON))
         let credentialKey = try P256.Signing.PrivateKey(rawRepresentation: try Self.privateKey(made.credential))
-        let extensionValue = Certificate.Extension(oid: AndroidKeyAttestation.keyDescriptionOID, critical: false, value: description(hash)[...])
+        let extensionValue = Certificate.Extension(oid: KeyDescription.oid, critical: false, value: description(hash)[...])
         let certificate = try Self.certificate(for: certificateKey ?? credentialKey.publicKey, extensions: [extensionValue])
         let signature = try credentialKey.signature(for: made.authenticatorData + hash).derRepresentation
         let statement: CBORMap = [.text("alg"): .int(-7), .text("sig"): .bytes(Array(signature)), .text("x5c"): .array([.bytes(certificate)])]

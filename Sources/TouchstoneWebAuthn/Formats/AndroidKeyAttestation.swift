@@ -9,14 +9,6 @@ import _CryptoExtras
 enum AndroidKeyAttestation: AttestationFormatVerifier {
     static let identifier = "android-key"
 
-    /// The Android key attestation extension (KeyDescription).
-    static let keyDescriptionOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 11129, 2, 1, 17]
-    static let purposeTag: UInt = 1
-    static let allApplicationsTag: UInt = 600
-    static let originTag: UInt = 702
-    static let originGenerated = 0  // KM_ORIGIN_GENERATED
-    static let purposeSign = 2  // KM_PURPOSE_SIGN
-
     static func verify(_ input: AttestationInput) throws(WebAuthnError) -> AttestationOutcome {
         let algorithm = try input.algorithm()
         let certificates = try input.certificates()
@@ -32,7 +24,7 @@ enum AndroidKeyAttestation: AttestationFormatVerifier {
             throw WebAuthnError(.invalidAttestation, "the credential key is not the attestation certificate's key")
         }
         // Step 4: the KeyDescription extension binds the client data and describes a generated signing key.
-        guard let extensionValue = leaf.extensions[oid: Self.keyDescriptionOID] else {
+        guard let extensionValue = leaf.extensions[oid: KeyDescription.oid] else {
             throw WebAuthnError(.invalidAttestation, "the Android key description extension is missing")
         }
         let description: KeyDescription
@@ -50,7 +42,7 @@ enum AndroidKeyAttestation: AttestationFormatVerifier {
         // Software-enforced values count too (an RP wanting TEE-only keys sets a trust policy on the chain).
         let origins = [description.teeEnforced.origin, description.softwareEnforced.origin].compactMap { $0 }
         let purposes = description.teeEnforced.purposes + description.softwareEnforced.purposes
-        guard origins.contains(Self.originGenerated), purposes.contains(Self.purposeSign) else {
+        guard origins.contains(KeyDescription.originGenerated), purposes.contains(KeyDescription.purposeSign) else {
             throw WebAuthnError(.invalidAttestation, "the key was not generated in the keystore for signing")
         }
         return AttestationOutcome(type: .basic, trustPath: certificates)
@@ -72,50 +64,5 @@ enum AndroidKeyAttestation: AttestationFormatVerifier {
         default:
             return false
         }
-    }
-}
-
-/// The parts of Android's KeyDescription (keymaster attestation schema) that WebAuthn checks.
-struct KeyDescription {
-    struct AuthorizationList {
-        var purposes: [Int] = []
-        var origin: Int?
-        var allApplications = false
-    }
-
-    var attestationChallenge: [UInt8]
-    var softwareEnforced: AuthorizationList
-    var teeEnforced: AuthorizationList
-
-    init(der: ArraySlice<UInt8>) throws {
-        let root = try DER.parse(der)
-        guard case .constructed(let fields) = root.content else { throw ASN1Error.invalidASN1Object(reason: "not a sequence") }
-        let nodes = Array(fields)
-        // attestationVersion, attestationSecurityLevel, keymasterVersion, keymasterSecurityLevel, attestationChallenge,
-        // uniqueId, softwareEnforced, teeEnforced.
-        guard nodes.count >= 8 else { throw ASN1Error.invalidASN1Object(reason: "KeyDescription is too short") }
-        self.attestationChallenge = Array(try ASN1OctetString(derEncoded: nodes[4]).bytes)
-        self.softwareEnforced = try Self.authorizationList(nodes[6])
-        self.teeEnforced = try Self.authorizationList(nodes[7])
-    }
-
-    private static func authorizationList(_ node: ASN1Node) throws -> AuthorizationList {
-        guard case .constructed(let entries) = node.content else { throw ASN1Error.invalidASN1Object(reason: "not a list") }
-        var list = AuthorizationList()
-        for entry in entries where entry.identifier.tagClass == .contextSpecific {
-            guard case .constructed(let wrapped) = entry.content, let inner = Array(wrapped).first else { continue }
-            switch entry.identifier.tagNumber {
-            case AndroidKeyAttestation.purposeTag:
-                guard case .constructed(let values) = inner.content else { continue }
-                list.purposes = try values.map { try Int(derEncoded: $0) }
-            case AndroidKeyAttestation.originTag:
-                list.origin = try Int(derEncoded: inner)
-            case AndroidKeyAttestation.allApplicationsTag:
-                list.allApplications = true
-            default:
-                continue
-            }
-        }
-        return list
     }
 }
