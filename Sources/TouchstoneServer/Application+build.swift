@@ -49,8 +49,10 @@ public func buildApplication(
     logger.info("storage: \(configuration.database)")
 
     let relyingParty: RelyingParty
+    let androidTrust: AndroidKeyAttestationTrust
     do {
         relyingParty = try makeRelyingParty(configuration)
+        androidTrust = try AndroidKeyAttestationTrust(configuration.androidKeyAttestation)
     } catch {
         try? await store.shutdown()
         throw error
@@ -79,6 +81,7 @@ public func buildApplication(
         dependencies: dependencies,
         store: store,
         relyingParty: relyingParty,
+        androidTrust: androidTrust,
         policy: policy,
         decoyKey: decoyKey,
         audit: audit,
@@ -183,6 +186,7 @@ func buildRouter(
     dependencies: TouchstoneDependencies,
     store: any TouchstoneStore,
     relyingParty: RelyingParty,
+    androidTrust: AndroidKeyAttestationTrust,
     policy: PolicyProvider,
     decoyKey: SymmetricKey,
     audit: AuditLog,
@@ -246,6 +250,15 @@ func buildRouter(
         service: biometrics,
         appAttest: appAttest,
         requireAppAttest: configuration.appAttest.required,
+        androidKeyAttestation: AndroidKeyAttestationService(
+            store: store,
+            secrets: secrets,
+            now: now,
+            challengeTTL: configuration.challengeTTL.timeInterval,
+            apps: configuration.passkeys.androidApps,
+            trust: androidTrust
+        ),
+        requireAndroidKeyAttestation: configuration.androidKeyAttestation.required,
         store: store,
         pins: pins,
         limiter: limiter,
@@ -309,6 +322,33 @@ func buildRouter(
         jwksMaxAge: Int(configuration.tokens.jwksMaxAge.components.seconds)
     ).addRoutes(to: router, authenticator: authenticator)
     return router
+}
+
+/// What Android key attestation trusts, from the settings: the roots file (if any) replaces Google's roots, and the
+/// status list file must be readable now.
+struct AndroidKeyAttestationTrust: Sendable {
+    var roots: [Certificate]
+    var statusList: AttestationStatusFile?
+
+    init(_ settings: AndroidKeyAttestationSettings) throws {
+        self.roots = settings.trustAnchors
+        if let path = settings.rootsFile {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ConfigurationError("TOUCHSTONE_ANDROID_ATTESTATION_ROOTS", path)
+            }
+            guard let certificates = RelyingParty.trustAnchors(pem: text) else {
+                throw ConfigurationError("TOUCHSTONE_ANDROID_ATTESTATION_ROOTS (not PEM certificates)", path)
+            }
+            self.roots = certificates
+        }
+        self.statusList = try settings.statusFile.map { path in
+            do {
+                return try AttestationStatusFile(path: path)
+            } catch {
+                throw AttestationStatusFileError(path: path, underlying: error)
+            }
+        }
+    }
 }
 
 /// The WebAuthn relying party from the settings: origins default to `http://localhost:<port>`; trust anchors are read

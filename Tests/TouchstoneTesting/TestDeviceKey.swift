@@ -1,6 +1,6 @@
 public import Foundation
 public import TouchstoneCrypto
-import Crypto
+public import Crypto
 import _CryptoExtras
 
 /// A device key pair for tests, able to present its public key and signatures in every encoding clients use.
@@ -29,6 +29,12 @@ public struct TestDeviceKey: Sendable {
         case .eddsa: self.key = .ed25519(Curve25519.Signing.PrivateKey())
         case .rs256: self.key = .rsa(try! _RSA.Signing.PrivateKey(keySize: .bits2048))
         }
+    }
+
+    /// The P-256 public key of an ES256 key (what a Keystore attestation certificate certifies), nil otherwise.
+    public var p256PublicKey: P256.Signing.PublicKey? {
+        if case .p256(let key) = self.key { return key.publicKey }
+        return nil
     }
 
     /// The encodings that exist for this algorithm.

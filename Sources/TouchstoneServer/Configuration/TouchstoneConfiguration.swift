@@ -104,6 +104,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var passkeys = PasskeySettings()
     /// Apple App Attest: which apps may attest keys, and whether enrolment requires it.
     public var appAttest = AppAttestSettings()
+    /// Android Keystore key attestation of enrolled device keys (the apps are ``PasskeySettings/androidApps``).
+    public var androidKeyAttestation = AndroidKeyAttestationSettings()
     /// Access tokens and the signing key set.
     public var tokens = TokenSettings()
 
@@ -223,6 +225,16 @@ public struct TouchstoneConfiguration: Sendable {
         if self.appAttest.required && self.appAttest.appIds.isEmpty {
             throw ConfigurationError("TOUCHSTONE_REQUIRE_APP_ATTEST", "true without TOUCHSTONE_APP_ATTEST_APP_IDS")
         }
+        if let value = environment["TOUCHSTONE_REQUIRE_ANDROID_KEY_ATTESTATION"] {
+            guard let required = Bool(value) else { throw ConfigurationError("TOUCHSTONE_REQUIRE_ANDROID_KEY_ATTESTATION", value) }
+            self.androidKeyAttestation.required = required
+        }
+        if let path = environment["TOUCHSTONE_ANDROID_ATTESTATION_ROOTS"], !path.isEmpty {
+            self.androidKeyAttestation.rootsFile = path
+        }
+        if let path = environment["TOUCHSTONE_ANDROID_ATTESTATION_STATUS_FILE"], !path.isEmpty {
+            self.androidKeyAttestation.statusFile = path
+        }
         if let rpId = environment["TOUCHSTONE_RP_ID"] { self.passkeys.rpId = rpId }
         if let rpName = environment["TOUCHSTONE_RP_NAME"] { self.passkeys.rpName = rpName }
         if let origins = environment["TOUCHSTONE_ORIGINS"] {
@@ -273,6 +285,9 @@ public struct TouchstoneConfiguration: Sendable {
         if let files = environment["TOUCHSTONE_TRUST_ANCHORS"] {
             self.passkeys.trustAnchorFiles = files.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
+        if self.androidKeyAttestation.required && self.passkeys.androidApps.isEmpty {
+            throw ConfigurationError("TOUCHSTONE_REQUIRE_ANDROID_KEY_ATTESTATION", "true without TOUCHSTONE_ANDROID_APPS")
+        }
         try self.tokens.read(environment)
         if let level = environment["TOUCHSTONE_LOG_LEVEL"] {
             guard let value = Logger.Level(rawValue: level) else { throw ConfigurationError("TOUCHSTONE_LOG_LEVEL", level) }
@@ -290,6 +305,22 @@ public struct AppAttestSettings: Sendable {
     public var required = false
     /// Roots for the credential certificates: Apple's App Attestation Root CA (tests use their own).
     public var trustAnchors: [Certificate] = AppAttestVerifier.appleRoots
+
+    public init() {}
+}
+
+/// Android Keystore key attestation: an enrolment may carry (or must, when required) the attestation chain of its key.
+public struct AndroidKeyAttestationSettings: Sendable {
+    /// Whether `registrations/start` requires `keyAttestation` (`TOUCHSTONE_REQUIRE_ANDROID_KEY_ATTESTATION`).
+    public var required = false
+    /// Roots the chains must lead to: Google's hardware attestation roots.
+    public var trustAnchors: [Certificate] = AndroidKeyAttestationVerifier.googleRoots
+    /// A PEM file whose roots replace Google's (`TOUCHSTONE_ANDROID_ATTESTATION_ROOTS`): for tests and private
+    /// device fleets, never needed for phones from a store.
+    public var rootsFile: String?
+    /// A copy of Google's attestation status list (`TOUCHSTONE_ANDROID_ATTESTATION_STATUS_FILE`), re-read when it
+    /// changes; enrolments fail with 503 while it cannot be read.
+    public var statusFile: String?
 
     public init() {}
 }

@@ -10,6 +10,8 @@ struct BiometricRegistrationController {
     let service: BiometricService
     let appAttest: AppAttestService
     let requireAppAttest: Bool
+    let androidKeyAttestation: AndroidKeyAttestationService
+    let requireAndroidKeyAttestation: Bool
     let store: any TouchstoneStore
     let pins: PinService
     let limiter: RateLimiter
@@ -18,6 +20,7 @@ struct BiometricRegistrationController {
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let group = router.group("/v1/biometrics/registrations").add(middleware: authenticator)
         group.post("/start", use: self.start)
+        router.group("/v1/android-key-attestation").add(middleware: authenticator).post("/challenges", use: self.androidChallenge)
         group.post("/finish", use: self.finish)
         group.get(use: self.list)
         group.delete("/:id", use: self.delete)
@@ -35,8 +38,10 @@ struct BiometricRegistrationController {
         var deviceId: String
         var deviceName: String?
         var appAttest: AppAttestProof?
+        /// The Android Keystore attestation chain of the key: base64 DER certificates, leaf first.
+        var keyAttestation: [String]?
 
-        enum CodingKeys: CodingKey { case publicKey, algorithm, deviceId, deviceName, appAttest }
+        enum CodingKeys: CodingKey { case publicKey, algorithm, deviceId, deviceName, appAttest, keyAttestation }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -45,6 +50,7 @@ struct BiometricRegistrationController {
             self.deviceId = try container.decodeString(.deviceId, maxLength: 200)
             self.deviceName = try container.decodeDisplayTextIfPresent(.deviceName)
             self.appAttest = try container.decodeIfPresent(AppAttestProof.self, forKey: .appAttest)
+            self.keyAttestation = try container.decodeIfPresent([String].self, forKey: .keyAttestation)
         }
     }
 
@@ -52,15 +58,28 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let input = try await request.decodeJSON(as: StartInput.self, context: context)
         var attestedBy: String?
-        if let proof = input.appAttest {
+        var attestKey: (@Sendable (DevicePublicKey) async throws -> KeyAttestationRecord)?
+        switch (input.appAttest, input.keyAttestation) {
+        case (.some, .some):
+            throw APIError.invalidRequest("send 'appAttest' (iOS) or 'keyAttestation' (Android), not both")
+        case (.some(let proof), nil):
             attestedBy = try await self.appAttest.verifyEnrolment(
                 keyId: proof.keyId,
                 challenge: proof.challenge,
                 assertion: proof.assertion,
                 publicKey: input.publicKey
             )
-        } else if self.requireAppAttest {
-            throw APIError.appAttestRequired
+        case (nil, .some(let chain)):
+            let service = self.androidKeyAttestation
+            attestKey = { key in try await service.verifyEnrolment(caller: caller, chain: chain, key: key) }
+        case (nil, nil):
+            // Either required kind of proof will do: an iOS device cannot send the Android one, nor the reverse.
+            switch (self.requireAppAttest, self.requireAndroidKeyAttestation) {
+            case (true, true): throw APIError.deviceAttestationRequired
+            case (true, false): throw APIError.appAttestRequired
+            case (false, true): throw APIError.androidKeyAttestationRequired
+            case (false, false): break
+            }
         }
         let started = try await self.service.startRegistration(
             caller: caller,
@@ -68,9 +87,22 @@ struct BiometricRegistrationController {
             algorithm: input.algorithm,
             deviceId: input.deviceId,
             deviceName: input.deviceName,
-            appAttestKeyId: attestedBy
+            appAttestKeyId: attestedBy,
+            attestKey: attestKey
         )
         return JSONResponse(.ok, ChallengeResponse(started))
+    }
+
+    struct AndroidChallengeBody: Encodable {
+        var challenge: String
+        var expiresAt: String
+    }
+
+    /// `POST /v1/android-key-attestation/challenges`: the attestation challenge for the key the app is about to make.
+    @Sendable func androidChallenge(request: Request, context: Context) async throws -> JSONResponse<AndroidChallengeBody> {
+        let caller = try context.requireIdentity()
+        let issued = try await self.androidKeyAttestation.issueChallenge(caller: caller)
+        return JSONResponse(.ok, AndroidChallengeBody(challenge: issued.challenge, expiresAt: issued.expiresAt.rfc3339))
     }
 
     struct FinishInput: Decodable {

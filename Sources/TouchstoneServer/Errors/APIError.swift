@@ -102,6 +102,29 @@ extension APIError {
         code: "app_attest_required",
         message: "this server enrols only devices that prove a genuine app with App Attest; send 'appAttest'"
     )
+    static func invalidKeyAttestation(_ message: String) -> APIError {
+        .init(.badRequest, code: "invalid_key_attestation", message: message)
+    }
+    static let androidKeyAttestationDisabled = APIError(
+        .forbidden,
+        code: "android_key_attestation_disabled",
+        message: "Android key attestation is not configured on this server (TOUCHSTONE_ANDROID_APPS)"
+    )
+    static let androidKeyAttestationRequired = APIError(
+        .forbidden,
+        code: "android_key_attestation_required",
+        message: "this server enrols only devices that prove their key with Android key attestation; send 'keyAttestation'"
+    )
+    static let deviceAttestationRequired = APIError(
+        .forbidden,
+        code: "device_attestation_required",
+        message: "this server enrols only attested devices; send 'appAttest' (iOS) or 'keyAttestation' (Android)"
+    )
+    static let attestationStatusUnavailable = APIError(
+        .serviceUnavailable,
+        code: "attestation_status_unavailable",
+        message: "the Android attestation status list cannot be read; try again later"
+    )
     static let appAttestKeyExists = APIError(.conflict, code: "app_attest_key_exists", message: "this App Attest key is already registered")
     static let passkeyAlreadyRegistered = APIError(.conflict, code: "passkey_already_registered", message: "this passkey is already registered")
     static let passkeyNotFound = APIError(.notFound, code: "passkey_not_found", message: "no such passkey")

@@ -56,11 +56,14 @@ struct RegistrationResource: Encodable {
     var lastUsedAt: String?
     /// Whether an App Attest assertion vouched for the enrolling app.
     var appAttested: Bool
+    /// What the Android Keystore attestation of the key established (null: not attested).
+    var keyAttestation: KeyAttestation?
     /// `none`, `set` or `disabled` (too many wrong PINs; a password sign-in re-enables it).
     var pin: String
 
     init(_ record: RegistrationRecord) {
         self.appAttested = record.appAttestKeyId != nil
+        self.keyAttestation = record.keyAttestation.map { KeyAttestation(securityLevel: $0.securityLevel, packageName: $0.packageName) }
         self.pin = record.pinSetAt == nil ? "none" : (record.pinDisabledAt == nil ? "set" : "disabled")
         self.id = record.id
         self.userId = record.userId
@@ -72,7 +75,16 @@ struct RegistrationResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt, appAttested, pin }
+    /// `keyAttestation` of a registration: `{"platform": "android", "securityLevel": "tee" | "strongbox", "packageName"}`.
+    struct KeyAttestation: Encodable {
+        var platform = "android"
+        var securityLevel: String
+        var packageName: String
+    }
+
+    enum CodingKeys: CodingKey {
+        case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt, appAttested, keyAttestation, pin
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -85,6 +97,7 @@ struct RegistrationResource: Encodable {
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
         try container.encode(self.appAttested, forKey: .appAttested)
+        try container.encode(self.keyAttestation, forKey: .keyAttestation)
         try container.encode(self.pin, forKey: .pin)
     }
 }

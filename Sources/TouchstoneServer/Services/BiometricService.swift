@@ -33,7 +33,8 @@ struct BiometricService: Sendable {
         algorithm algorithmName: String,
         deviceId: String,
         deviceName: String?,
-        appAttestKeyId: String? = nil
+        appAttestKeyId: String? = nil,
+        attestKey: (@Sendable (DevicePublicKey) async throws -> KeyAttestationRecord)? = nil
     ) async throws -> StartedChallenge {
         try self.requireEnabled()
         let now = self.now()
@@ -55,6 +56,7 @@ struct BiometricService: Sendable {
         if let existing = try await self.store.activeRegistration(deviceId: deviceId), existing.userId != caller.user.id {
             throw APIError.deviceEnrolledForAnotherUser
         }
+        let keyAttestation = try await attestKey?(key)
         let registration = RegistrationRecord(
             id: self.secrets.newIdentifier(),
             userId: caller.user.id,
@@ -65,7 +67,8 @@ struct BiometricService: Sendable {
             keyFingerprint: key.fingerprint,
             status: .pending,
             createdAt: now,
-            appAttestKeyId: appAttestKeyId
+            appAttestKeyId: appAttestKeyId,
+            keyAttestation: keyAttestation
         )
         try await self.store.insertRegistration(registration)
         let started = try await self.issueChallenge(for: registration.id, purpose: .registration, at: now)

@@ -108,6 +108,8 @@ public struct RegistrationRecord: Sendable, Hashable {
     public var statusChangedAt: Date?
     /// The App Attest key that vouched for the enrolling app (nil: not attested).
     public var appAttestKeyId: String?
+    /// The Android Keystore attestation of the key (nil: not attested).
+    public var keyAttestation: KeyAttestationRecord?
     /// Consecutive failed signatures since the last success (reset by a success or an unlock).
     public var failedAttempts: Int64 = 0
     /// When the app PIN was set (nil: no PIN).
@@ -127,9 +129,11 @@ public struct RegistrationRecord: Sendable, Hashable {
         createdAt: Date,
         lastUsedAt: Date? = nil,
         statusChangedAt: Date? = nil,
-        appAttestKeyId: String? = nil
+        appAttestKeyId: String? = nil,
+        keyAttestation: KeyAttestationRecord? = nil
     ) {
         self.appAttestKeyId = appAttestKeyId
+        self.keyAttestation = keyAttestation
         self.id = id
         self.userId = userId
         self.deviceId = deviceId
@@ -150,6 +154,21 @@ public enum ChallengePurpose: String, Sendable, Hashable, Codable {
     case authentication
     /// An App Attest attestation or assertion.
     case appAttest = "app_attest"
+    /// The attestation challenge of an Android Keystore key about to be enrolled.
+    case androidKeyAttestation = "android_key_attestation"
+}
+
+/// What an Android Keystore attestation established about an enrolled key.
+public struct KeyAttestationRecord: Sendable, Hashable {
+    /// `tee` or `strongbox`.
+    public var securityLevel: String
+    /// The app that made the key.
+    public var packageName: String
+
+    public init(securityLevel: String, packageName: String) {
+        self.securityLevel = securityLevel
+        self.packageName = packageName
+    }
 }
 
 /// An App Attest key: a Secure Enclave key of a genuine device, made by the app, attested by Apple.

@@ -262,5 +262,14 @@ enum Migrations {
                 "CREATE INDEX confirmations_user_id ON confirmations (user_id, created_at)",
             ]
         ),
+        Migration(
+            version: 10,
+            name: "Android key attestation",
+            statements: [
+                // What the Keystore attestation of an Android device key established (null: not attested).
+                "ALTER TABLE registrations ADD COLUMN key_attestation_level TEXT",
+                "ALTER TABLE registrations ADD COLUMN key_attestation_package TEXT",
+            ]
+        ),
     ]
 }

@@ -151,13 +151,15 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             try await db.raw(
                 """
                 INSERT INTO registrations (id, user_id, device_id, device_name, algorithm, public_key, key_fingerprint,
-                    status, created_at, last_used_at, status_changed_at, app_attest_key_id)
+                    status, created_at, last_used_at, status_changed_at, app_attest_key_id, key_attestation_level,
+                    key_attestation_package)
                 VALUES (\(bind: registration.id), \(bind: registration.userId), \(bind: registration.deviceId),
                     \(bind: registration.deviceName), \(bind: registration.algorithm),
                     \(bind: registration.publicKey.base64URL), \(bind: registration.keyFingerprint),
                     \(bind: registration.status.rawValue), \(bind: registration.createdAt.millis),
                     \(bind: registration.lastUsedAt?.millis), \(bind: registration.statusChangedAt?.millis),
-                    \(bind: registration.appAttestKeyId))
+                    \(bind: registration.appAttestKeyId), \(bind: registration.keyAttestation?.securityLevel),
+                    \(bind: registration.keyAttestation?.packageName))
                 """
             ).run()
         }
@@ -764,6 +766,11 @@ extension RegistrationRecord {
         self.failedAttempts = try row.decode(column: "failed_attempts", as: Int64.self)
         self.pinSetAt = try row.optionalDate("pin_set_at")
         self.pinDisabledAt = try row.optionalDate("pin_disabled_at")
+        if let level = try row.decode(column: "key_attestation_level", as: String?.self),
+            let package = try row.decode(column: "key_attestation_package", as: String?.self)
+        {
+            self.keyAttestation = KeyAttestationRecord(securityLevel: level, packageName: package)
+        }
     }
 }
 

@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+import TouchstoneCrypto
+import TouchstoneStore
+import TouchstoneWebAuthn
+
+/// Android Keystore key attestation of device-key enrolments.
+///
+/// - The app asks for a challenge (`POST /v1/android-key-attestation/challenges`, with its session) and generates the
+///   key with `setAttestationChallenge(<the challenge, base64url-decoded>)`.
+/// - It sends the key's certificate chain as `keyAttestation` in `registrations/start`: the chain is verified (see
+///   ``AndroidKeyAttestationVerifier``), its challenge must be one issued to this user, unused and unexpired, and the
+///   registration records what the attestation established.
+struct AndroidKeyAttestationService: Sendable {
+    let store: any TouchstoneStore
+    let secrets: Secrets
+    let now: @Sendable () -> Date
+    let challengeTTL: TimeInterval
+    let apps: [AndroidApp]
+    let trust: AndroidKeyAttestationTrust
+
+    /// The most certificates `keyAttestation` may hold, and the size of each.
+    static let maximumCertificateSize = 16 * 1024
+
+    private func requireEnabled() throws {
+        guard !self.apps.isEmpty else { throw APIError.androidKeyAttestationDisabled }
+    }
+
+    func issueChallenge(caller: AuthenticatedSession) async throws -> (challenge: String, expiresAt: Date) {
+        try self.requireEnabled()
+        let now = self.now()
+        let challenge = self.secrets.newChallenge()
+        let expiresAt = now.addingTimeInterval(self.challengeTTL)
+        try await self.store.insertWebAuthnChallenge(
+            WebAuthnChallengeRecord(
+                challenge: challenge,
+                purpose: .androidKeyAttestation,
+                userId: caller.user.id,
+                allowCredentials: [],
+                createdAt: now,
+                expiresAt: expiresAt
+            )
+        )
+        return (challenge, expiresAt)
+    }
+
+    /// Verifies the attestation chain of `key`, consumes its challenge, and returns what to record.
+    func verifyEnrolment(caller: AuthenticatedSession, chain encodedChain: [String], key: DevicePublicKey) async throws
+        -> KeyAttestationRecord
+    {
+        try self.requireEnabled()
+        guard (1...AndroidKeyAttestationVerifier.maximumChainLength).contains(encodedChain.count) else {
+            throw APIError.invalidRequest(
+                "field 'keyAttestation' must hold 1 to \(AndroidKeyAttestationVerifier.maximumChainLength) certificates, leaf first"
+            )
+        }
+        let chain = try encodedChain.map { try decodeBase64Field($0, field: "keyAttestation", maxLength: Self.maximumCertificateSize) }
+        let statusList = try self.trust.statusList?.current() ?? .empty
+        let verifier = AndroidKeyAttestationVerifier(
+            apps: self.apps.map { .init(packageName: $0.packageName, signingCertificateSHA256: [$0.certificateSHA256]) },
+            trustAnchors: self.trust.roots,
+            statusList: statusList
+        )
+        let now = self.now()
+        let attested: AndroidKeyAttestationVerifier.AttestedKey
+        do {
+            attested = try await verifier.verify(certificateChain: chain, publicKeySPKI: key.spkiDERRepresentation, at: now)
+        } catch {
+            throw APIError.invalidKeyAttestation(String(describing: error))
+        }
+        // The attestation challenge is a nonce this server issued to this user for an enrolment, used once.
+        guard !attested.challenge.isEmpty,
+            let record = try await self.store.consumeWebAuthnChallenge(
+                Base64.urlEncode(attested.challenge),
+                purpose: .androidKeyAttestation,
+                at: now
+            ),
+            record.userId == caller.user.id
+        else {
+            throw APIError.challengeNotFound
+        }
+        guard now < record.expiresAt else { throw APIError.challengeExpired }
+        return KeyAttestationRecord(securityLevel: attested.securityLevel.rawValue, packageName: attested.packageName)
+    }
+}
+
+/// A copy of Google's attestation status list on disk, read again whenever its size or modification time changes
+/// (operators refresh it from https://android.googleapis.com/attestation/status, for instance hourly with cron).
+///
+/// Fails closed: while the file is missing or unreadable, enrolments with key attestation answer 503.
+final class AttestationStatusFile: Sendable {
+    let path: String
+    private struct Loaded {
+        var size: Int
+        var modified: Date
+        var list: AndroidAttestationStatusList
+    }
+    private let loaded = Mutex<Loaded?>(nil)
+
+    /// Reads the file once, so a server with an unusable list does not start.
+    init(path: String) throws {
+        self.path = path
+        _ = try self.read()
+    }
+
+    /// The list as the file holds it now.
+    func current() throws -> AndroidAttestationStatusList {
+        do {
+            return try self.read()
+        } catch {
+            throw APIError.attestationStatusUnavailable
+        }
+    }
+
+    private func read() throws -> AndroidAttestationStatusList {
+        let attributes = try FileManager.default.attributesOfItem(atPath: self.path)
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? -1
+        let modified = attributes[.modificationDate] as? Date ?? .distantPast
+        if let cached = self.loaded.withLock({ $0 }), cached.size == size, cached.modified == modified {
+            return cached.list
+        }
+        let list = try AndroidAttestationStatusList(json: Array(try Data(contentsOf: URL(fileURLWithPath: self.path))))
+        self.loaded.withLock { $0 = Loaded(size: size, modified: modified, list: list) }
+        return list
+    }
+}
+
+/// Why the configured attestation status list cannot be used at startup.
+struct AttestationStatusFileError: Error, CustomStringConvertible {
+    var path: String
+    var underlying: any Error
+
+    var description: String { "cannot use the Android attestation status list \(self.path): \(self.underlying)" }
+}
