@@ -5,6 +5,7 @@ import TouchstoneWebAuthn
 import TouchstoneCrypto
 import X509
 public import Logging
+public import CoreMetrics
 public import TouchstoneStore
 
 /// Builds the Touchstone application: opens and migrates the store, wires the controllers, adds the background
@@ -22,8 +23,16 @@ public func buildApplication(
     configuration: TouchstoneConfiguration,
     dependencies: TouchstoneDependencies = .live
 ) async throws -> some ApplicationProtocol {
-    var logger = dependencies.logger ?? Logger(label: "touchstone")
+    var logger: Logger
+    if let injected = dependencies.logger {
+        logger = injected
+    } else if configuration.logFormat == .json {
+        logger = Logger(label: "touchstone") { JSONLogHandler(label: $0) }
+    } else {
+        logger = Logger(label: "touchstone")
+    }
     logger.logLevel = configuration.logLevel
+    let metrics = ServerMetrics(now: dependencies.now())
 
     // Configuration that cannot work is refused before anything is opened.
     let keyEncryptionKey = try KeyEncryptionKey.resolve(configuration, randomBytes: dependencies.randomBytes, logger: logger)
@@ -36,7 +45,12 @@ public func buildApplication(
         // token hashes, stored keys. Those lines never reach the log, whatever the configured level.
         var storeLogger = logger
         storeLogger.logLevel = max(logger.logLevel, .info)
-        store = try await openStore(configuration.database, sqliteCommitBatch: configuration.sqliteCommitBatch, logger: storeLogger)
+        store = try await openStore(
+            configuration.database,
+            sqliteCommitBatch: configuration.sqliteCommitBatch,
+            metrics: metrics.factory,
+            logger: storeLogger
+        )
     }
     if configuration.migrateOnStart {
         do {
@@ -61,7 +75,7 @@ public func buildApplication(
     await policy.reload(from: store, logger: logger)
     let decoyKey = await loadDecoyKey(store: store, dependencies: dependencies, logger: logger)
     let secrets = Secrets(randomBytes: dependencies.randomBytes)
-    let audit = AuditLog(store: store, secrets: secrets, now: dependencies.now, logger: logger)
+    let audit = AuditLog(store: store, secrets: secrets, now: dependencies.now, logger: logger, metrics: metrics)
     let ring: SigningKeyRing
     do {
         ring = try await openSigningKeyRing(
@@ -93,6 +107,18 @@ public func buildApplication(
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Touchstone"),
         logger: logger
     )
+    if let address = configuration.metricsAddress {
+        // Metrics on a listener of their own (a port the load balancer does not route), started with the server.
+        let metricsRouter = Router()
+        MetricsController(metrics: metrics, store: store, now: dependencies.now).addRoutes(to: metricsRouter)
+        app.addServices(
+            Application(
+                router: metricsRouter,
+                configuration: .init(address: .hostname(address.host, port: address.port), serverName: "Touchstone metrics"),
+                logger: logger
+            )
+        )
+    }
     // Graceful shutdown runs in reverse order: the HTTP server first (draining requests), then the services that use
     // the store, and the store itself last, so nothing is left waiting on a closed database client.
     app.addServices(
@@ -170,13 +196,15 @@ func loadDecoyKey(store: any TouchstoneStore, dependencies: TouchstoneDependenci
 public func openStore(
     _ location: DatabaseLocation,
     sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch,
+    metrics: (any MetricsFactory)? = nil,
     logger: Logger
 ) async throws -> any TouchstoneStore {
     switch location {
     case .sqliteFile(let path):
-        return try await SQLTouchstoneStore.sqlite(.file(path: path), commitBatch: sqliteCommitBatch, logger: logger)
-    case .sqliteMemory: return try await SQLTouchstoneStore.sqlite(.memory, commitBatch: sqliteCommitBatch, logger: logger)
-    case .postgres(let url): return try SQLTouchstoneStore.postgres(.init(url: url), logger: logger)
+        return try await SQLTouchstoneStore.sqlite(.file(path: path), commitBatch: sqliteCommitBatch, metrics: metrics, logger: logger)
+    case .sqliteMemory:
+        return try await SQLTouchstoneStore.sqlite(.memory, commitBatch: sqliteCommitBatch, metrics: metrics, logger: logger)
+    case .postgres(let url): return try SQLTouchstoneStore.postgres(.init(url: url), metrics: metrics, logger: logger)
     }
 }
 
@@ -221,10 +249,21 @@ func buildRouter(
     let authenticator = SessionAuthenticator(sessions: sessions)
 
     let router = Router(context: TouchstoneRequestContext.self)
+    if let metrics = audit.metrics {
+        router.add(
+            middleware: RequestObservationMiddleware(
+                metrics: metrics,
+                trustedProxies: configuration.rateLimits.trustedProxies,
+                randomBytes: dependencies.randomBytes
+            )
+        )
+        if configuration.metricsAddress == nil {
+            MetricsController(metrics: metrics, store: store, now: now).addRoutes(to: router)
+        }
+    }
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: BodyLimitMiddleware(limit: configuration.maxRequestBodySize))
     router.add(middleware: ClientInfoMiddleware(trustedProxies: configuration.rateLimits.trustedProxies))
-    router.add(middleware: LogRequestsMiddleware(.debug))
 
     SystemController(configuration: configuration, store: store, policy: policy).addRoutes(to: router)
     WebController().addRoutes(to: router)
@@ -315,7 +354,8 @@ func buildRouter(
             issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
             audiences: configuration.tokens.resolvedAudiences(port: configuration.port),
             clientId: configuration.tokens.clientId,
-            lifetime: configuration.tokens.accessTokenLifetime.timeInterval
+            lifetime: configuration.tokens.accessTokenLifetime.timeInterval,
+            metrics: audit.metrics
         ),
         ring: ring,
         store: store,

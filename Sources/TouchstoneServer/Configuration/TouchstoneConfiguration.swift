@@ -88,6 +88,11 @@ public struct TouchstoneConfiguration: Sendable {
     /// How long audit events are kept (`nil`: forever). The purge service deletes older ones.
     public var auditRetention: Duration? = nil
     public var logLevel: Logger.Level = .info
+    /// `text` (swift-log's lines) or `json` (one object per line) (`TOUCHSTONE_LOG_FORMAT`).
+    public var logFormat: LogFormat = .text
+    /// Where `GET /metrics` is served instead of the main port, `host:port` (`TOUCHSTONE_METRICS_ADDRESS`); nil serves
+    /// it on the main port.
+    public var metricsAddress: MetricsAddress?
     /// SQLite only: at most this many operations share one commit (group commit; 1 commits each on its own).
     public var sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch
     /// Consecutive failed signatures after which a registration is locked.
@@ -289,6 +294,14 @@ public struct TouchstoneConfiguration: Sendable {
             throw ConfigurationError("TOUCHSTONE_REQUIRE_ANDROID_KEY_ATTESTATION", "true without TOUCHSTONE_ANDROID_APPS")
         }
         try self.tokens.read(environment)
+        if let value = environment["TOUCHSTONE_LOG_FORMAT"] {
+            guard let format = LogFormat(rawValue: value) else { throw ConfigurationError("TOUCHSTONE_LOG_FORMAT", value) }
+            self.logFormat = format
+        }
+        if let value = environment["TOUCHSTONE_METRICS_ADDRESS"], !value.isEmpty {
+            guard let address = MetricsAddress(value) else { throw ConfigurationError("TOUCHSTONE_METRICS_ADDRESS", value) }
+            self.metricsAddress = address
+        }
         if let level = environment["TOUCHSTONE_LOG_LEVEL"] {
             guard let value = Logger.Level(rawValue: level) else { throw ConfigurationError("TOUCHSTONE_LOG_LEVEL", level) }
             self.logLevel = value
@@ -434,5 +447,26 @@ public struct AndroidApp: Sendable, Hashable {
         let parts = text.split(separator: ".", maxSplits: 1)
         guard parts.count == 2, parts[0].count == 10, parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else { return false }
         return parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") } && !parts[1].isEmpty
+    }
+}
+
+/// A separate listener for `GET /metrics`: `host:port` (`127.0.0.1:9464`, `[::1]:9464`, `0.0.0.0:9464`).
+public struct MetricsAddress: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            return nil
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" }) else { return nil }
+        self.init(host: host, port: port)
     }
 }

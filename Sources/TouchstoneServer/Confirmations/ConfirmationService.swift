@@ -68,6 +68,7 @@ struct ConfirmationService: Sendable {
             expiresAt: expiresAt
         )
         try await self.store.insertConfirmation(record)
+        self.audit.metrics?.started(.confirmation)
         return record
     }
 
@@ -95,6 +96,7 @@ struct ConfirmationService: Sendable {
         guard try await self.store.decideConfirmation(id: id, approval: nil, events: [event], at: self.now()) else {
             throw try await self.whyNotPending(id)
         }
+        self.audit.committed([event])
         return try await self.reload(id)
     }
 
@@ -231,6 +233,7 @@ struct ConfirmationService: Sendable {
         guard try await self.store.decideConfirmation(id: confirmation.id, approval: approval, events: [event], at: now) else {
             throw try await self.whyNotPending(confirmation.id)
         }
+        self.audit.committed([event])
         let claims = ConfirmationReceiptClaims(
             issuer: self.issuer,
             subject: confirmation.userId,
@@ -301,6 +304,6 @@ struct ConfirmationService: Sendable {
 
     private func recordFailure(_ confirmation: ConfirmationRecord, reason: String, registrationId: String? = nil, passkeyId: String? = nil) async {
         let event = self.event(.confirmationFailed, confirmation, reason: reason, registrationId: registrationId, passkeyId: passkeyId)
-        try? await self.store.insertAuditEvent(event)
+        if (try? await self.store.insertAuditEvent(event)) != nil { self.audit.committed([event]) }
     }
 }

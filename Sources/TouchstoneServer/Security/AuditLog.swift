@@ -56,10 +56,19 @@ struct AuditLog: Sendable {
     let secrets: Secrets
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Counts stored events (``ServerMetrics/observe(_:)``); nil outside the server (the CLI).
+    let metrics: ServerMetrics?
     /// Orders the events of one instance that share a millisecond: ids start with this counter.
     private let sequence = NIOLockedValueBox<UInt64>(0)
 
-    init(store: any TouchstoneStore, secrets: Secrets, now: @escaping @Sendable () -> Date, logger: Logger) {
+    init(
+        store: any TouchstoneStore,
+        secrets: Secrets,
+        now: @escaping @Sendable () -> Date,
+        logger: Logger,
+        metrics: ServerMetrics? = nil
+    ) {
+        self.metrics = metrics
         self.store = store
         self.secrets = secrets
         self.now = now
@@ -85,9 +94,15 @@ struct AuditLog: Sendable {
         passkeyId: String? = nil,
         reason: String? = nil
     ) async throws {
-        try await self.store.insertAuditEvent(
-            self.event(type, outcome, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason)
-        )
+        let event = self.event(type, outcome, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason)
+        try await self.store.insertAuditEvent(event)
+        self.committed([event])
+    }
+
+    /// Reports events a caller stored in a transaction of its own, once it committed.
+    func committed(_ events: [AuditEventRecord]) {
+        guard let metrics = self.metrics else { return }
+        for event in events { metrics.observe(event) }
     }
 
     /// An event stamped like ``record(_:_:userId:registrationId:passkeyId:reason:)``'s, for a caller that stores it in

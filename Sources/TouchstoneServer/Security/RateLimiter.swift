@@ -144,6 +144,7 @@ struct RateLimiter: Sendable {
         -> Never
     {
         let error = APIError.rateLimited(retryAfter: wait)
+        self.audit.metrics?.rateLimited(scope: scope)
         await self.audit.recordFailure(.rateLimited, error: error, userId: userId, registrationId: registrationId)
         throw error
     }
@@ -187,6 +188,7 @@ struct RateLimiter: Sendable {
     func checkLogin(email: String) async throws {
         guard self.settings.enabled, let failures = try await self.store.loginFailures(key: Self.loginKey(email)) else { return }
         if let wait = self.throttle(failures, at: self.now()) {
+            self.audit.metrics?.rateLimited(scope: "login_throttle")
             throw APIError.loginThrottled(retryAfter: wait)
         }
     }

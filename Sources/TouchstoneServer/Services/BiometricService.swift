@@ -73,6 +73,7 @@ struct BiometricService: Sendable {
         try await self.store.insertRegistration(registration)
         let started = try await self.issueChallenge(for: registration.id, purpose: .registration, at: now)
         try await self.audit.record(.registrationStarted, .info, userId: caller.user.id, registrationId: registration.id)
+        self.audit.metrics?.started(.biometricEnrolment)
         return started
     }
 
@@ -185,7 +186,9 @@ struct BiometricService: Sendable {
         guard let registration, registration.status != .pending else { throw APIError.registrationNotFound }
         guard registration.status != .locked else { throw APIError.registrationLocked }
         guard registration.status == .active else { throw APIError.registrationRevoked }
-        return try await self.issueChallenge(for: registration.id, purpose: .authentication, at: self.now())
+        let started = try await self.issueChallenge(for: registration.id, purpose: .authentication, at: self.now())
+        self.audit.metrics?.started(.biometric)
+        return started
     }
 
     /// Step 2 of sign-in: consumes the challenge, verifies the signature and opens a biometric session.
@@ -244,6 +247,7 @@ struct BiometricService: Sendable {
         ) else {
             throw APIError.challengeNotFound  // another attempt with the same challenge got there first
         }
+        self.audit.committed([event])
         return (user, token, session)
     }
 

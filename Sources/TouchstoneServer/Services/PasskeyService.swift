@@ -45,6 +45,7 @@ struct PasskeyService: Sendable {
             )
         )
         let existing = try await self.store.passkeys(userId: caller.user.id)
+        self.audit.metrics?.started(.passkeyRegistration)
         return CreationOptionsJSON(
             rp: .init(id: self.relyingParty.id, name: self.relyingParty.name),
             user: .init(
@@ -138,6 +139,7 @@ struct PasskeyService: Sendable {
                 expiresAt: now.addingTimeInterval(self.settings.timeout.timeInterval)
             )
         )
+        self.audit.metrics?.started(.passkey)
         return RequestOptionsJSON(
             challenge: challenge,
             timeout: self.timeoutMilliseconds,
@@ -198,6 +200,7 @@ struct PasskeyService: Sendable {
             ) else {
                 throw APIError.challengeNotFound  // another attempt with the same challenge got there first
             }
+            self.audit.committed(events)
             if verified.cloneWarning {
                 self.logger.warning(
                     "passkey sign counter did not increase: possible cloned authenticator",

@@ -99,6 +99,7 @@ struct PinService: Sendable {
         else {
             throw APIError.pinDisabled  // disabled or removed while this attempt was being checked
         }
+        self.audit.committed([event])
         return (user, token, session)
     }
 }

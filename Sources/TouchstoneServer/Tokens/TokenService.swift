@@ -13,6 +13,7 @@ struct TokenService: Sendable {
     let audiences: [String]
     let clientId: String
     let lifetime: TimeInterval
+    var metrics: ServerMetrics? = nil
 
     /// An access token for the caller's session: short-lived, never stored, never past the session's own end.
     func issueAccessToken(for identity: AuthenticatedSession) async throws -> (token: String, expiresIn: Int) {
@@ -42,6 +43,7 @@ struct TokenService: Sendable {
             methods: Self.authenticationMethodReferences(session.methods)
         )
         let (token, _) = try await self.ring.sign(claims, type: accessTokenType)
+        self.metrics?.tokenIssued()
         return (token, Int(expiresAt - issuedAt))
     }
 
@@ -67,6 +69,12 @@ struct TokenService: Sendable {
     /// RFC 7662 introspection: the token's claims while its signature, issuer and lifetime hold and its session is
     /// still live (so a sign-out ends its tokens here at once); `nil` for anything else.
     func introspect(_ token: String) async throws -> AccessTokenClaims? {
+        let claims = try await self.activeClaims(token)
+        self.metrics?.introspected(active: claims != nil)
+        return claims
+    }
+
+    private func activeClaims(_ token: String) async throws -> AccessTokenClaims? {
         let verifier = AccessTokenVerifier(
             keys: try await self.ring.verificationKeys(),
             issuer: self.issuer,

@@ -1,3 +1,5 @@
+import CoreMetrics
+import Dispatch
 import NIOConcurrencyHelpers
 import SQLKit
 import SQLiteNIO
@@ -69,11 +71,14 @@ final class GroupCommitQueue: Sendable {
 
     private let database: any SQLDatabase
     private let state = NIOLockedValueBox(State())
+    /// Reports each batch's size and its COMMIT's duration (the fsync), when set.
+    private let metrics: (any MetricsFactory)?
 
-    init(database: any SQLDatabase, maximumBatch: Int = GroupCommitQueue.defaultMaximumBatch) {
+    init(database: any SQLDatabase, maximumBatch: Int = GroupCommitQueue.defaultMaximumBatch, metrics: (any MetricsFactory)? = nil) {
         precondition(maximumBatch >= 1, "a batch holds at least one operation")
         self.database = database
         self.maximumBatch = maximumBatch
+        self.metrics = metrics
     }
 
     /// Runs `body` in the next group transaction.
@@ -145,7 +150,13 @@ final class GroupCommitQueue: Sendable {
         if batchError == nil {
             do {
                 try await self.runJobs(&batch, ran: &ran)
+                let start = DispatchTime.now().uptimeNanoseconds
                 try await self.database.raw("COMMIT").run()
+                if let metrics {
+                    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+                    Timer(label: "touchstone_sqlite_commit_duration_seconds", factory: metrics).recordNanoseconds(Int64(clamping: elapsed))
+                    Recorder(label: "touchstone_sqlite_commit_batch_size", factory: metrics).record(ran)
+                }
             } catch {
                 batchError = error
                 try? await self.database.raw("ROLLBACK").run()

@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import Foundation
 public import Logging
 public import SQLKit
@@ -13,17 +14,26 @@ public struct SQLTouchstoneStore: TouchstoneStore {
     }
 
     /// Opens a PostgreSQL store; connections are made on first use.
-    public static func postgres(_ configuration: PostgresExecutor.Configuration, logger: Logger) throws -> SQLTouchstoneStore {
-        SQLTouchstoneStore(executor: try PostgresExecutor.open(configuration, logger: logger))
+    ///
+    /// - Parameter metrics: Where store operations are reported (``InstrumentedExecutor``); none when nil.
+    public static func postgres(
+        _ configuration: PostgresExecutor.Configuration,
+        metrics: (any MetricsFactory)? = nil,
+        logger: Logger
+    ) throws -> SQLTouchstoneStore {
+        let executor = try PostgresExecutor.open(configuration, logger: logger)
+        return SQLTouchstoneStore(executor: metrics.map { InstrumentedExecutor(executor, engine: "postgres", factory: $0) } ?? executor)
     }
 
     /// Opens the embedded SQLite store at `location`.
     public static func sqlite(
         _ location: SQLiteExecutor.Location,
         commitBatch: Int = SQLiteExecutor.defaultCommitBatch,
+        metrics: (any MetricsFactory)? = nil,
         logger: Logger
     ) async throws -> SQLTouchstoneStore {
-        SQLTouchstoneStore(executor: try await SQLiteExecutor.open(location, commitBatch: commitBatch, logger: logger))
+        let executor = try await SQLiteExecutor.open(location, commitBatch: commitBatch, metrics: metrics, logger: logger)
+        return SQLTouchstoneStore(executor: metrics.map { InstrumentedExecutor(executor, engine: "sqlite", factory: $0) } ?? executor)
     }
 
     public func migrate() async throws {

@@ -1,3 +1,4 @@
+public import CoreMetrics
 import Foundation
 public import Logging
 import NIOConcurrencyHelpers
@@ -46,13 +47,14 @@ public final class SQLiteExecutor: SQLExecutor {
         readers: [SQLiteConnection],
         threadPool: NIOThreadPool,
         commitBatch: Int,
+        metrics: (any MetricsFactory)?,
         logger: Logger
     ) {
         self.writer = writer
         self.readers = readers
         self.readerLease = Lease(count: readers.count)
         self.threadPool = threadPool
-        self.queue = GroupCommitQueue(database: writer.sql(queryLogLevel: .trace), maximumBatch: commitBatch)
+        self.queue = GroupCommitQueue(database: writer.sql(queryLogLevel: .trace), maximumBatch: commitBatch, metrics: metrics)
         self.logger = logger
     }
 
@@ -61,10 +63,12 @@ public final class SQLiteExecutor: SQLExecutor {
     /// - Parameters:
     ///   - commitBatch: At most this many operations share one commit (1: a commit per operation).
     ///   - readConnections: Connections for read-only operations (a file database; 0 sends reads to the writer).
+    ///   - metrics: Where group-commit batch sizes and commit durations are reported (none when nil).
     public static func open(
         _ location: Location,
         commitBatch: Int = defaultCommitBatch,
         readConnections: Int = defaultReadConnections,
+        metrics: (any MetricsFactory)? = nil,
         logger: Logger
     ) async throws -> SQLiteExecutor {
         guard (1...1024).contains(commitBatch) else { throw StoreError.unavailable("commit batch must be 1...1024") }
@@ -107,6 +111,7 @@ public final class SQLiteExecutor: SQLExecutor {
                 readers: readers,
                 threadPool: threadPool,
                 commitBatch: commitBatch,
+                metrics: metrics,
                 logger: logger
             )
         } catch {

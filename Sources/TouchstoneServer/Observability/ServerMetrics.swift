@@ -1,0 +1,185 @@
+public import CoreMetrics
+public import Foundation
+public import Prometheus
+import TouchstoneStore
+
+/// The server's metrics: swift-metrics instruments backed by a Prometheus registry of this application's own (no
+/// global bootstrap, so several applications in one process keep separate numbers), scraped at `GET /metrics`.
+///
+/// Every label has a bounded set of values: route templates, methods, status codes, ceremony kinds, error codes,
+/// audit event types. Never a user id, an email, an address or a token.
+public final class ServerMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    /// The swift-metrics factory writing into ``registry`` (also handed to the store).
+    public let factory: PrometheusMetricsFactory
+    private let startedAt: Date
+
+    /// Request and store latencies: 1 ms to 10 s.
+    static let durationBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+
+    public init(version: String = TouchstoneBuild.version, now: Date = Date()) {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = Self.durationBuckets
+        factory.valueHistogramBuckets["touchstone_sqlite_commit_batch_size"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+        self.registry = registry
+        self.factory = factory
+        self.startedAt = now
+        Gauge(label: "touchstone_build_info", dimensions: [("version", version)], factory: factory).record(1)
+    }
+
+    // MARK: HTTP
+
+    func request(method: String, route: String, status: Int, nanoseconds: UInt64) {
+        Counter(
+            label: "touchstone_http_requests_total",
+            dimensions: [("method", method), ("route", route), ("status", String(status))],
+            factory: self.factory
+        ).increment()
+        Timer(label: "touchstone_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: self.factory)
+            .recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    // MARK: Ceremonies
+
+    /// Sign-ins and enrolments, by how they are made.
+    enum Ceremony: String, CaseIterable {
+        case password, biometric, pin, passkey
+        case biometricEnrolment = "biometric_enrolment"
+        case passkeyRegistration = "passkey_registration"
+        case confirmation
+    }
+
+    /// A ceremony that takes a challenge began (the ones that take none, password and PIN, only finish).
+    func started(_ ceremony: Ceremony) {
+        Counter(label: "touchstone_ceremonies_started_total", dimensions: [("kind", ceremony.rawValue)], factory: self.factory).increment()
+    }
+
+    /// Counts a stored audit event: every event by type and outcome, the ceremonies it ends, and the incidents
+    /// operators watch (lockouts, PIN disables, clone warnings).
+    func observe(_ event: AuditEventRecord) {
+        Counter(
+            label: "touchstone_audit_events_total",
+            dimensions: [("type", event.type), ("outcome", event.outcome)],
+            factory: self.factory
+        ).increment()
+        guard let type = AuditEventType(rawValue: event.type) else { return }
+        if let ceremony = Self.ceremony(type) {
+            var outcome = event.outcome
+            if type == .confirmationDeclined { outcome = "declined" }
+            let code = event.outcome == AuditOutcome.failure.rawValue ? Self.boundedCode(event.reason) : ""
+            Counter(
+                label: "touchstone_ceremonies_total",
+                dimensions: [("kind", ceremony.rawValue), ("outcome", outcome), ("code", code)],
+                factory: self.factory
+            ).increment()
+        }
+        switch type {
+        case .registrationLocked:
+            Counter(label: "touchstone_lockouts_total", dimensions: [("kind", "registration")], factory: self.factory).increment()
+        case .passkeyLocked:
+            Counter(label: "touchstone_lockouts_total", dimensions: [("kind", "passkey")], factory: self.factory).increment()
+        case .pinDisabled:
+            Counter(label: "touchstone_pin_disabled_total", factory: self.factory).increment()
+        case .cloneWarning:
+            Counter(label: "touchstone_passkey_clone_warnings_total", factory: self.factory).increment()
+        default:
+            break
+        }
+    }
+
+    static func ceremony(_ type: AuditEventType) -> Ceremony? {
+        switch type {
+        case .passwordLogin: .password
+        case .biometricLogin: .biometric
+        case .pinLogin: .pin
+        case .passkeyLogin: .passkey
+        case .registrationFinished: .biometricEnrolment
+        case .passkeyAdded: .passkeyRegistration
+        case .confirmationApproved, .confirmationDeclined, .confirmationFailed: .confirmation
+        default: nil
+        }
+    }
+
+    /// An error code as a label value: the codes are `snake_case` constants of the server; anything else (a free-text
+    /// reason) becomes `other`, so the label set stays bounded.
+    static func boundedCode(_ reason: String?) -> String {
+        // A reason may carry a detail after "; " (a confirmation failure's payload hash): the code is what precedes.
+        guard let reason = reason?.split(separator: ";", maxSplits: 1).first.map(String.init), (1...48).contains(reason.utf8.count),
+            reason.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || ($0 >= 0x30 && $0 <= 0x39) })
+        else {
+            return "other"
+        }
+        return reason
+    }
+
+    // MARK: Limits and tokens
+
+    /// A request refused by a rate limit or a throttle; `scope` is one of a few constants (`account`,
+    /// `address:<endpoint group>`, `address:failed_credentials`, `login_throttle`).
+    func rateLimited(scope: String) {
+        Counter(label: "touchstone_rate_limited_total", dimensions: [("scope", scope)], factory: self.factory).increment()
+    }
+
+    func tokenIssued() {
+        Counter(label: "touchstone_access_tokens_issued_total", factory: self.factory).increment()
+    }
+
+    func introspected(active: Bool) {
+        Counter(label: "touchstone_token_introspections_total", dimensions: [("active", active ? "true" : "false")], factory: self.factory)
+            .increment()
+    }
+
+    // MARK: Scrape
+
+    /// The exposition text, with the process and database gauges read now.
+    func scrape(store: any TouchstoneStore, now: Date) async -> [UInt8] {
+        let available: Bool
+        do {
+            try await store.checkHealth()
+            available = true
+        } catch {
+            available = false
+        }
+        Gauge(label: "touchstone_db_up", factory: self.factory).record(available ? 1 : 0)
+        Gauge(label: "touchstone_uptime_seconds", factory: self.factory).record(max(0, now.timeIntervalSince(self.startedAt)))
+        let process = ProcessStatistics.current()
+        if let resident = process.residentBytes {
+            Gauge(label: "touchstone_process_resident_memory_bytes", factory: self.factory).record(resident)
+        }
+        if let descriptors = process.openFileDescriptors {
+            Gauge(label: "touchstone_process_open_fds", factory: self.factory).record(descriptors)
+        }
+        return self.registry.emitToBuffer()
+    }
+}
+
+/// What the operating system says of this process (Linux `/proc`; nil elsewhere).
+struct ProcessStatistics {
+    var residentBytes: Int?
+    var openFileDescriptors: Int?
+
+    static func current() -> ProcessStatistics {
+        var statistics = ProcessStatistics()
+        // statm: size resident shared text lib data dt, in pages.
+        if let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) {
+            let fields = text.split(separator: " ")
+            if fields.count > 1, let pages = Int(fields[1]) {
+                statistics.residentBytes = pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+            }
+        }
+        if let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            statistics.openFileDescriptors = entries.count
+        }
+        return statistics
+    }
+}
+
+/// The running build.
+public enum TouchstoneBuild {
+    /// The version reported by `touchstone --version` and `touchstone_build_info`.
+    public static let version = "0.9.0"
+}

@@ -1,0 +1,60 @@
+public import CoreMetrics
+import Dispatch
+public import SQLKit
+
+/// An ``SQLExecutor`` that reports each store operation through swift-metrics: how long it took (queueing for a
+/// connection or a group commit included) and how many are in flight, by engine and kind. Labels are bounded: the
+/// engine (`sqlite`, `postgres`), the kind (`read`, `write`, `transaction`) and the outcome (`ok`, `error`).
+public struct InstrumentedExecutor: SQLExecutor {
+    let base: any SQLExecutor
+    let engine: String
+    let factory: any MetricsFactory
+
+    public init(_ base: any SQLExecutor, engine: String, factory: any MetricsFactory) {
+        self.base = base
+        self.engine = engine
+        self.factory = factory
+    }
+
+    private func measure<R: Sendable>(_ kind: String, _ body: () async throws -> R) async throws -> R {
+        let inFlight = Meter(label: "touchstone_db_operations_in_flight", dimensions: [("engine", self.engine)], factory: self.factory)
+        inFlight.increment()
+        defer { inFlight.decrement() }
+        let start = DispatchTime.now().uptimeNanoseconds
+        var outcome = "ok"
+        defer {
+            let elapsed = DispatchTime.now().uptimeNanoseconds - start
+            Timer(
+                label: "touchstone_db_operation_duration_seconds",
+                dimensions: [("engine", self.engine), ("kind", kind), ("outcome", outcome)],
+                factory: self.factory
+            ).recordNanoseconds(Int64(clamping: elapsed))
+        }
+        do {
+            return try await body()
+        } catch {
+            outcome = "error"
+            throw error
+        }
+    }
+
+    public func withDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await self.measure("write") { try await self.base.withDatabase(body) }
+    }
+
+    public func withReadOnlyDatabase<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await self.measure("read") { try await self.base.withReadOnlyDatabase(body) }
+    }
+
+    public func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await self.measure("transaction") { try await self.base.withTransaction(body) }
+    }
+
+    public var migrationLock: SQLQueryString? { self.base.migrationLock }
+
+    public func isUniqueViolation(_ error: any Error) -> Bool { self.base.isUniqueViolation(error) }
+
+    public func shutdown() async throws { try await self.base.shutdown() }
+
+    public func checkHealth() async throws { try await self.base.checkHealth() }
+}
