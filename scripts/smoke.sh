@@ -11,7 +11,7 @@ work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 server="http://127.0.0.1:$port"
 # Trace logging: the end of the script checks that no secret used here reached the log.
-TOUCHSTONE_LOG_LEVEL=trace "$bin" serve --port "$port" --database "sqlite:$work/touchstone.sqlite" >"$work/server.log" 2>&1 &
+TOUCHSTONE_LOG_LEVEL=trace TOUCHSTONE_LOG_FORMAT=json "$bin" serve --port "$port" --database "sqlite:$work/touchstone.sqlite" >"$work/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -76,7 +76,22 @@ curl -fsS -X DELETE "$server/v1/session" -H "Authorization: Bearer $pin_token" >
 expect '{"active":false}' introspect-after-sign-out -- curl -fsS -X POST "$server/v1/tokens/introspect" \
   -H "Authorization: Bearer $admin_key" --data-urlencode "token=$access_token"
 
-# No secret used above is in the server's trace log.
+# The metrics scrape as Prometheus reads them (the Prometheus project's Python parser), with the ceremonies above.
+python3 scripts/prometheus_check.py "$server/metrics" || fail "the /metrics scrape"
+expect 'X-Request-Id' request-id -- curl -fsS -D - -o /dev/null "$server/health"
+
+# The log is JSON, one object per line, each with its time, level and message; request lines name their route.
+python3 - "$work/server.log" <<'PY' || fail "the JSON log"
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+objects = [json.loads(line) for line in lines]
+assert objects and all({"time", "level", "message"} <= set(o) for o in objects), "a line without time, level or message"
+requests = [o for o in objects if o["message"] == "request"]
+assert any(o.get("route") == "/v1/biometrics/authentications/finish" and o.get("status") == "200" and "request_id" in o
+           and "duration_ms" in o for o in requests), "no request line for a biometric sign-in"
+PY
+
+# No secret used above is in the server's trace log (JSON lines).
 for secret in "$TOUCHSTONE_PASSWORD" "$pin" "$token" "$pin_token" "$admin_key" "$access_token"; do
   if grep -qF -- "$secret" "$work/server.log"; then fail "a secret appears in the server log"; fi
 done
@@ -84,4 +99,4 @@ grep -q 'debug' "$work/server.log" || fail "the server log has no debug lines"
 # Nor any bound SQL value (the drivers log them below info; the server keeps them out).
 if grep -q 'binds=' "$work/server.log"; then fail "the server log shows SQL bound values"; fi
 
-echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login + PIN + admin + access token (PyJWT, introspection) + no secrets in trace logs: ok"
+echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login + PIN + admin + access token (PyJWT, introspection) + Prometheus scrape + JSON logs + no secrets in trace logs: ok"
