@@ -3,15 +3,70 @@
 as a Prometheus server would read it, and checks what a smoke run must have produced.
 
 Usage: prometheus_check.py URL
+       prometheus_check.py --prometheus PROMETHEUS_URL DASHBOARD_JSON
 Exits 1 with a message when the text does not parse or a metric the operations guide relies on is missing.
+
+With --prometheus it asks a real Prometheus server that scrapes Touchstone (the smoke test starts one) whether it holds
+Touchstone's series, and runs every query of the Grafana dashboard against it: each must be valid PromQL. (That every
+metric name a query uses is one the server exposes is checked by MetricsTests against ServerMetrics.catalogue.)
 """
+import json
+import re
 import sys
+import time
+import urllib.parse
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
 
+def query(prometheus, expr):
+    url = prometheus + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        return json.load(error)
+
+
+def check_prometheus(prometheus, dashboard_path) -> int:
+    # Wait for the first scrapes (the scrape interval is 1 s).
+    deadline = time.time() + 30
+    while True:
+        answer = query(prometheus, 'touchstone_build_info{job="touchstone"}')
+        if answer.get("status") == "success" and answer["data"]["result"]:
+            break
+        if time.time() > deadline:
+            print(f"prometheus_check: Prometheus holds no touchstone_build_info after 30 s: {answer}")
+            return 1
+        time.sleep(0.5)
+    up = query(prometheus, 'up{job="touchstone"}')["data"]["result"]
+    if not up or up[0]["value"][1] != "1":
+        print(f"prometheus_check: up{{job=\"touchstone\"}} is {up}")
+        return 1
+    result = query(prometheus, 'group by (__name__) ({__name__=~"touchstone_.+"})')["data"]["result"]
+    names = {r["metric"]["__name__"] for r in result}
+    for needed in ("touchstone_http_requests_total", "touchstone_ceremonies_total", "touchstone_db_up",
+                   "touchstone_http_request_duration_seconds_bucket", "touchstone_process_resident_memory_bytes"):
+        if needed not in names:
+            print(f"prometheus_check: Prometheus did not scrape {needed}")
+            return 1
+    dashboard = json.load(open(dashboard_path, encoding="utf-8"))
+    expressions = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    for expr in expressions:
+        concrete = expr.replace("$__rate_interval", "1m").replace("$__range", "5m")
+        answer = query(prometheus, concrete)
+        if answer.get("status") != "success":
+            print(f"prometheus_check: the dashboard query {expr!r} fails: {answer.get('error')}")
+            return 1
+    print(f"prometheus_check: Prometheus scraped {len(names)} touchstone series names; "
+          f"{len(expressions)} dashboard queries valid: ok")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1] == "--prometheus":
+        return check_prometheus(sys.argv[2], sys.argv[3])
     url = sys.argv[1]
     with urllib.request.urlopen(url, timeout=10) as response:
         content_type = response.headers.get("Content-Type", "")

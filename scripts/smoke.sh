@@ -79,6 +79,29 @@ expect '{"active":false}' introspect-after-sign-out -- curl -fsS -X POST "$serve
 # The metrics scrape as Prometheus reads them (the Prometheus project's Python parser), with the ceremonies above.
 python3 scripts/prometheus_check.py "$server/metrics" || fail "the /metrics scrape"
 expect 'X-Request-Id' request-id -- curl -fsS -D - -o /dev/null "$server/health"
+# Prometheus's own tools: the scrape passes `promtool check metrics` (format and naming lint, HELP lines included), the
+# alerting rules of docs/operations.md load, and a real Prometheus server scrapes the instance and answers every query
+# of the Grafana dashboard. (.ci/run installs Debian's prometheus package.)
+if command -v promtool >/dev/null && command -v prometheus >/dev/null; then
+  curl -fsS "$server/metrics" | promtool check metrics || fail "promtool check metrics"
+  promtool check rules docs/prometheus/touchstone-rules.yml >/dev/null || fail "promtool check rules"
+  prom_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  cat >"$work/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: ["$PWD/docs/prometheus/touchstone-rules.yml"]
+scrape_configs:
+  - job_name: touchstone
+    static_configs: [{targets: ["127.0.0.1:$port"]}]
+YML
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus-data" \
+    --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
+  prom_pid=$!
+  python3 scripts/prometheus_check.py --prometheus "http://127.0.0.1:$prom_port" docs/grafana/touchstone-dashboard.json ||
+    { cat "$work/prometheus.log"; kill $prom_pid; fail "Prometheus scraping the server"; }
+  kill $prom_pid; wait $prom_pid 2>/dev/null || true
+else
+  echo "smoke: promtool/prometheus not installed; the Prometheus server check is skipped"
+fi
 
 # The log is JSON, one object per line, each with its time, level and message; request lines name their route.
 python3 - "$work/server.log" <<'PY' || fail "the JSON log"

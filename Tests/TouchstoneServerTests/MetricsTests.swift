@@ -251,6 +251,58 @@ struct MetricsTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The metric names a PromQL text uses, histogram series reduced to their family.
+    static func metricNames(in text: String) -> Set<String> {
+        let pattern = try! Regex("touchstone_[a-z0-9_]+")
+        return Set(text.matches(of: pattern).map { match in
+            var name = String(text[match.range])
+            for suffix in ["_bucket", "_count", "_sum"] where name.hasSuffix(suffix) {
+                let family = String(name.dropLast(suffix.count))
+                if ServerMetrics.catalogue.contains(where: { $0.name == family && $0.type == "histogram" }) { name = family }
+            }
+            return name
+        })
+    }
+
+    @Test func theCatalogueDescribesEveryExposedMetricAndTheDocsUseOnlyThose() async throws {
+        let catalogue = Set(ServerMetrics.catalogue.map(\.name))
+        #expect(catalogue.count == ServerMetrics.catalogue.count)
+        let configuration = TestServer.configuration { $0.rateLimits.enabled = true }
+        try await TestServer.run(configuration: configuration) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let registration = try await flow.enroll(account.token, device)
+            _ = try await flow.login(registration, device)
+            _ = try await client.request(.post, "/v1/session/token", token: account.token)
+            let text = try await Self.scrape(client).text
+            let lines = text.split(separator: "\n")
+            // Every family has HELP and TYPE lines, and is in the catalogue with that type.
+            for line in lines where line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                let name = String(parts[2])
+                let entry = ServerMetrics.catalogue.first { $0.name == name }
+                #expect(entry?.type == String(parts[3]), "\(name) is exposed as \(parts[3]) but catalogued as \(entry?.type ?? "nothing")")
+                #expect(lines.contains { $0.hasPrefix("# HELP \(name) ") }, "\(name) has no HELP line")
+            }
+        }
+        // docs/operations.md lists every metric; the dashboard and the alert rules use no other.
+        let guide = try String(contentsOf: Self.root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        for name in catalogue { #expect(guide.contains("`\(name)`"), "docs/operations.md does not list \(name)") }
+        let dashboard = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.root.appendingPathComponent("docs/grafana/touchstone-dashboard.json")))
+        let panels = try #require((dashboard as? [String: Any])?["panels"] as? [[String: Any]])
+        let queries = panels.flatMap { ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String } }
+        #expect(queries.count >= 12)
+        let rules = try String(contentsOf: Self.root.appendingPathComponent("docs/prometheus/touchstone-rules.yml"), encoding: .utf8)
+        for text in queries + [rules] {
+            let unknown = Self.metricNames(in: text).subtracting(catalogue)
+            #expect(unknown.isEmpty, "unknown metrics \(unknown) in \(text.prefix(120))")
+        }
+        #expect(Self.metricNames(in: queries.joined(separator: " ")).count >= 15)
+    }
+
     @Test func configurationReadsObservabilitySettings() throws {
         let configuration = try TouchstoneConfiguration(environment: ["TOUCHSTONE_LOG_FORMAT": "json", "TOUCHSTONE_METRICS_ADDRESS": "[::1]:9464"])
         #expect(configuration.logFormat == .json)

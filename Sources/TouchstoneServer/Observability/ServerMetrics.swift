@@ -153,7 +153,50 @@ public final class ServerMetrics: Sendable {
         if let descriptors = process.openFileDescriptors {
             Gauge(label: "touchstone_process_open_fds", factory: self.factory).record(descriptors)
         }
-        return self.registry.emitToBuffer()
+        return Self.withHelp(self.registry.emitToString())
+    }
+
+    /// Every metric the server exposes, with its type and the `# HELP` text the scrape carries (swift-metrics has no
+    /// place for it, so it is added to the registry's text here). docs/operations.md lists the same names; a test
+    /// checks a scrape holds nothing else.
+    public static let catalogue: [(name: String, type: String, help: String)] = [
+        ("touchstone_http_requests_total", "counter", "HTTP requests answered, by method, route template and status."),
+        ("touchstone_http_request_duration_seconds", "histogram", "Time to answer HTTP requests, by method and route template."),
+        ("touchstone_ceremonies_started_total", "counter", "Challenge-based ceremonies begun, by kind."),
+        ("touchstone_ceremonies_total", "counter", "Sign-ins, enrolments and confirmations finished, by kind, outcome and error code."),
+        ("touchstone_audit_events_total", "counter", "Audit events stored, by type and outcome."),
+        ("touchstone_lockouts_total", "counter", "Registrations and passkeys locked after repeated failed signatures, by kind."),
+        ("touchstone_pin_disabled_total", "counter", "App PINs disabled after repeated wrong PINs."),
+        ("touchstone_passkey_clone_warnings_total", "counter", "Passkey sign-ins whose signature counter did not increase."),
+        ("touchstone_rate_limited_total", "counter", "Requests refused by a rate limit or the password throttle, by scope."),
+        ("touchstone_access_tokens_issued_total", "counter", "Access tokens issued."),
+        ("touchstone_token_introspections_total", "counter", "Token introspection requests, by whether the token was active."),
+        ("touchstone_db_operation_duration_seconds", "histogram", "Store operations, waiting for a connection or a commit included, by engine, kind and outcome."),
+        ("touchstone_db_operations_in_flight", "gauge", "Store operations under way, by engine."),
+        ("touchstone_db_up", "gauge", "1 while the database answers (on PostgreSQL, the circuit breaker's view), else 0."),
+        ("touchstone_sqlite_commit_duration_seconds", "histogram", "SQLite group-commit COMMIT time, the fsync included."),
+        ("touchstone_sqlite_commit_batch_size", "histogram", "Operations made durable by one SQLite group commit."),
+        ("touchstone_process_resident_memory_bytes", "gauge", "Resident memory of the server process."),
+        ("touchstone_process_open_fds", "gauge", "File descriptors open in the server process."),
+        ("touchstone_uptime_seconds", "gauge", "Seconds since the server started."),
+        ("touchstone_build_info", "gauge", "Always 1; the version label names the running build."),
+    ]
+
+    private static let helpByName = Dictionary(uniqueKeysWithValues: catalogue.map { ($0.name, $0.help) })
+
+    /// The exposition text with a `# HELP` line before each family's `# TYPE` line.
+    static func withHelp(_ text: String) -> [UInt8] {
+        var output = ""
+        output.reserveCapacity(text.utf8.count + 64 * Self.catalogue.count)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# TYPE "), let name = line.dropFirst(7).split(separator: " ").first, let help = Self.helpByName[String(name)] {
+                output += "# HELP \(name) \(help)\n"
+            }
+            output += line
+            output += "\n"
+        }
+        if output.hasSuffix("\n\n") { output.removeLast() }
+        return Array(output.utf8)
     }
 }
 
