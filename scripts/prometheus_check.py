@@ -14,6 +14,7 @@ import json
 import re
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -27,6 +28,9 @@ def query(prometheus, expr):
             return json.load(response)
     except urllib.error.HTTPError as error:
         return json.load(error)
+    except (urllib.error.URLError, ConnectionError) as error:
+        # Prometheus still starting: the caller's wait loop asks again.
+        return {"status": "unreachable", "error": str(error)}
 
 
 def check_prometheus(prometheus, dashboard_path) -> int:

@@ -4,6 +4,7 @@ import Foundation
 import TouchstoneWebAuthn
 import TouchstoneCrypto
 import X509
+import OTel
 public import Logging
 public import CoreMetrics
 public import TouchstoneStore
@@ -26,10 +27,18 @@ public func buildApplication(
     var logger: Logger
     if let injected = dependencies.logger {
         logger = injected
-    } else if configuration.logFormat == .json {
-        logger = Logger(label: "touchstone") { JSONLogHandler(label: $0) }
     } else {
-        logger = Logger(label: "touchstone")
+        // With tracing on, every line written within a request's span carries its trace_id and span_id.
+        let provider: Logger.MetadataProvider? = configuration.tracing.enabled ? OTel.makeLoggingMetadataProvider() : nil
+        if configuration.logFormat == .json {
+            logger = Logger(label: "touchstone") { label in
+                var handler = JSONLogHandler(label: label)
+                handler.metadataProvider = provider
+                return handler
+            }
+        } else {
+            logger = provider.map { Logger(label: "touchstone", metadataProvider: $0) } ?? Logger(label: "touchstone")
+        }
     }
     logger.logLevel = configuration.logLevel
     let metrics = ServerMetrics(now: dependencies.now())
@@ -119,6 +128,7 @@ public func buildApplication(
             )
         )
     }
+    app.addServices(dependencies.services)
     // Graceful shutdown runs in reverse order: the HTTP server first (draining requests), then the services that use
     // the store, and the store itself last, so nothing is left waiting on a closed database client.
     app.addServices(
@@ -249,6 +259,9 @@ func buildRouter(
     let authenticator = SessionAuthenticator(sessions: sessions)
 
     let router = Router(context: TouchstoneRequestContext.self)
+    if configuration.tracing.enabled {
+        router.add(middleware: TracingMiddleware())
+    }
     if let metrics = audit.metrics {
         router.add(
             middleware: RequestObservationMiddleware(

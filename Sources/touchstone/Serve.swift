@@ -71,7 +71,12 @@ struct Serve: AsyncParsableCommand {
             guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
             configuration.logLevel = level
         }
-        let app = try await buildApplication(configuration: configuration)
+        var dependencies = TouchstoneDependencies.live
+        // Tracing installs a process-wide tracer: done here, once, never by buildApplication (tests build many).
+        if let exporter = try TouchstoneTracing.bootstrap(configuration.tracing, logger: Logger(label: "touchstone.otel")) {
+            dependencies.services.append(exporter)
+        }
+        let app = try await buildApplication(configuration: configuration, dependencies: dependencies)
         try await app.runService()
     }
 }

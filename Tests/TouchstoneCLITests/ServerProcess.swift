@@ -72,7 +72,9 @@ final class ServerProcess: @unchecked Sendable {
                     buffer += String(decoding: data, as: UTF8.self)
                     if let range = buffer.range(of: "listening on 127.0.0.1:") {
                         let digits = buffer[range.upperBound...].prefix(while: \.isNumber)
-                        if !digits.isEmpty, buffer[range.upperBound...].dropFirst(digits.count).first?.isNewline == true {
+                        // The port ends the line (text logs) or the message (JSON logs).
+                        let next = buffer[range.upperBound...].dropFirst(digits.count).first
+                        if !digits.isEmpty, next?.isNewline == true || next == "\"" {
                             continuation.resume(returning: (Int(digits), buffer))
                             return
                         }

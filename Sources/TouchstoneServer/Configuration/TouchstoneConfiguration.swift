@@ -93,6 +93,8 @@ public struct TouchstoneConfiguration: Sendable {
     /// Where `GET /metrics` is served instead of the main port, `host:port` (`TOUCHSTONE_METRICS_ADDRESS`); nil serves
     /// it on the main port.
     public var metricsAddress: MetricsAddress?
+    /// OTLP tracing (`TOUCHSTONE_OTLP_ENDPOINT`...); off by default.
+    public var tracing = TracingSettings()
     /// SQLite only: at most this many operations share one commit (group commit; 1 commits each on its own).
     public var sqliteCommitBatch: Int = SQLiteExecutor.defaultCommitBatch
     /// Consecutive failed signatures after which a registration is locked.
@@ -301,6 +303,20 @@ public struct TouchstoneConfiguration: Sendable {
         if let value = environment["TOUCHSTONE_METRICS_ADDRESS"], !value.isEmpty {
             guard let address = MetricsAddress(value) else { throw ConfigurationError("TOUCHSTONE_METRICS_ADDRESS", value) }
             self.metricsAddress = address
+        }
+        if let value = environment["TOUCHSTONE_OTLP_ENDPOINT"], !value.isEmpty {
+            guard let url = URL(string: value), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError("TOUCHSTONE_OTLP_ENDPOINT", value)
+            }
+            self.tracing.otlpEndpoint = value
+        }
+        if let value = environment["TOUCHSTONE_OTLP_PROTOCOL"] {
+            guard ["http/protobuf", "http/json"].contains(value) else { throw ConfigurationError("TOUCHSTONE_OTLP_PROTOCOL", value) }
+            self.tracing.protocolName = value
+        }
+        if let value = environment["TOUCHSTONE_TRACE_SAMPLE_RATIO"] {
+            guard let ratio = Double(value), (0...1).contains(ratio) else { throw ConfigurationError("TOUCHSTONE_TRACE_SAMPLE_RATIO", value) }
+            self.tracing.sampleRatio = ratio
         }
         if let level = environment["TOUCHSTONE_LOG_LEVEL"] {
             guard let value = Logger.Level(rawValue: level) else { throw ConfigurationError("TOUCHSTONE_LOG_LEVEL", level) }

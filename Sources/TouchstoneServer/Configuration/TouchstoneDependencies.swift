@@ -2,6 +2,7 @@ import Crypto
 public import Foundation
 public import Logging
 public import TouchstoneStore
+public import ServiceLifecycle
 
 /// What the server reads from the outside world, injectable so tests control time and randomness.
 public struct TouchstoneDependencies: Sendable {
@@ -12,6 +13,8 @@ public struct TouchstoneDependencies: Sendable {
     /// A store to use instead of opening ``TouchstoneConfiguration/database``.
     public var store: (any TouchstoneStore)?
     public var logger: Logger?
+    /// Background services to run with the server (the OTLP exporter of ``TouchstoneTracing/bootstrap(_:logger:)``).
+    public var services: [any Service] = []
 
     public init(
         now: @escaping @Sendable () -> Date,

@@ -1,3 +1,4 @@
+import Tracing
 import Foundation
 import Logging
 import TouchstoneCrypto
@@ -305,6 +306,9 @@ struct BiometricService: Sendable {
             // A stored key always parsed when it was stored; failing now means the row was damaged.
             throw APIError.internalError
         }
-        return key.isValidSignature(signature, for: Array(challenge.utf8))
+        return withSpan("device_key.verify") { span in
+            span.attributes["touchstone.algorithm"] = algorithm.rawValue
+            return key.isValidSignature(signature, for: Array(challenge.utf8))
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Tracing
 import Crypto
 import Foundation
 import Logging
@@ -267,23 +268,26 @@ struct PasskeyService: Sendable {
         allowCredentials: [[UInt8]]
     ) async throws -> VerifiedAuthentication {
         do {
-            return try self.relyingParty.verifyAuthentication(
-                credentialId: credentialId,
-                clientDataJSON: clientDataJSON,
-                authenticatorData: authenticatorData,
-                signature: signature,
-                userHandle: userHandle,
-                challenge: challenge,
-                allowCredentials: allowCredentials,
-                credential: StoredCredential(
-                    id: credentialId,
-                    publicKey: passkey.publicKey,
-                    signCount: UInt32(clamping: passkey.signCount),
-                    backupEligible: passkey.backupEligible,
-                    userHandle: Self.userHandle(of: passkey.userId)
-                ),
-                keys: self.keys
+            let credential = StoredCredential(
+                id: credentialId,
+                publicKey: passkey.publicKey,
+                signCount: UInt32(clamping: passkey.signCount),
+                backupEligible: passkey.backupEligible,
+                userHandle: Self.userHandle(of: passkey.userId)
             )
+            return try withSpan("passkey.verify") { _ in
+                try self.relyingParty.verifyAuthentication(
+                    credentialId: credentialId,
+                    clientDataJSON: clientDataJSON,
+                    authenticatorData: authenticatorData,
+                    signature: signature,
+                    userHandle: userHandle,
+                    challenge: challenge,
+                    allowCredentials: allowCredentials,
+                    credential: credential,
+                    keys: self.keys
+                )
+            }
         } catch let error as WebAuthnError {
             if error.code == .invalidSignature {
                 let threshold = Int64(self.policy.current.lockoutThreshold)

@@ -1,3 +1,4 @@
+import Tracing
 import Crypto
 import HummingbirdBcrypt
 import NIOPosix
@@ -70,7 +71,9 @@ struct PasswordHasher: Sendable {
         if target.hasPrefix(Self.prefix) {
             let digest = Self.digest(normalized)
             let stored = String(target.dropFirst(Self.prefix.count))
-            let matches = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(digest, hash: stored) }
+            let matches = try await withSpan("password.verify") { _ in
+                try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(digest, hash: stored) }
+            }
             return matches && hash != nil ? .match : .mismatch
         }
         // A hash of the older scheme: only an input bcrypt reads whole can match it, so no suffix after a NUL and no

@@ -2,6 +2,7 @@ import CoreMetrics
 import Dispatch
 import NIOConcurrencyHelpers
 import SQLKit
+import Tracing
 import SQLiteNIO
 
 /// Group commit for a single SQLite connection: operations that queue up while a transaction is being written share
@@ -151,7 +152,10 @@ final class GroupCommitQueue: Sendable {
             do {
                 try await self.runJobs(&batch, ran: &ran)
                 let start = DispatchTime.now().uptimeNanoseconds
-                try await self.database.raw("COMMIT").run()
+                try await withSpan("sqlite.commit", ofKind: .client) { span in
+                    span.attributes["touchstone.batch_size"] = ran
+                    try await self.database.raw("COMMIT").run()
+                }
                 if let metrics {
                     let elapsed = DispatchTime.now().uptimeNanoseconds - start
                     Timer(label: "touchstone_sqlite_commit_duration_seconds", factory: metrics).recordNanoseconds(Int64(clamping: elapsed))

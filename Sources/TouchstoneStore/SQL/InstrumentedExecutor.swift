@@ -1,6 +1,7 @@
 public import CoreMetrics
 import Dispatch
 public import SQLKit
+import Tracing
 
 /// An ``SQLExecutor`` that reports each store operation through swift-metrics: how long it took (queueing for a
 /// connection or a group commit included) and how many are in flight, by engine and kind. Labels are bounded: the
@@ -31,7 +32,11 @@ public struct InstrumentedExecutor: SQLExecutor {
             ).recordNanoseconds(Int64(clamping: elapsed))
         }
         do {
-            return try await body()
+            // A child span of the request's (a no-op unless the server was started with tracing).
+            return try await withSpan("db.\(kind)", ofKind: .client) { span in
+                span.attributes["db.system"] = self.engine
+                return try await body()
+            }
         } catch {
             outcome = "error"
             throw error
