@@ -24,10 +24,11 @@ struct AdminController {
         admin.patch("/policy", use: self.changePolicy)
         admin.get("/blocked-addresses", use: self.blockedAddresses)
         admin.delete("/blocked-addresses/:address", use: self.unblockAddress)
+        self.addConsoleRoutes(to: admin)
     }
 
     /// Who did it, for the audit trail: the admin key's name.
-    private func actor(_ context: Context) -> String { "admin:\(context.adminKey?.name ?? "?")" }
+    func actor(_ context: Context) -> String { "admin:\(context.adminKey?.name ?? "?")" }
 
     struct UserPage: Encodable {
         var users: [UserResource]

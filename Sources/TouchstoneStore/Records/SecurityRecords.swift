@@ -264,3 +264,20 @@ public struct ConfirmationRecord: Sendable, Hashable {
         self.approval = approval
     }
 }
+
+/// Audit events of one type, outcome and reason within one time bucket.
+public struct AuditEventCount: Sendable, Hashable {
+    public var bucketStart: Date
+    public var type: String
+    public var outcome: String
+    public var reason: String?
+    public var count: Int64
+
+    public init(bucketStart: Date, type: String, outcome: String, reason: String?, count: Int64) {
+        self.bucketStart = bucketStart
+        self.type = type
+        self.outcome = outcome
+        self.reason = reason
+        self.count = count
+    }
+}

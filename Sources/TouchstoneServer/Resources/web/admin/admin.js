@@ -1,0 +1,392 @@
+// The Touchstone admin console: plain DOM code against the admin API (/v1/admin/...). The admin key lives in this
+// closure only: never in web storage or a cookie; reloading the page signs out.
+"use strict";
+
+(() => {
+  let adminKey = null;
+  let auditCursor = null;
+  let currentUserId = null;
+
+  const $ = (id) => document.getElementById(id);
+
+  function status(message, isError = false) {
+    $("status").textContent = message;
+    $("status").className = isError ? "error" : "";
+  }
+
+  class APIError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  async function api(method, path, body) {
+    const headers = { Authorization: `Bearer ${adminKey}` };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (response.status === 204) return {};
+    const text = await response.text();
+    const json = text ? JSON.parse(text) : {};
+    if (!response.ok) {
+      const error = json.error || {};
+      if (response.status === 401) signOut("The admin key was refused or revoked.");
+      throw new APIError(response.status, error.code || "error", error.message || `HTTP ${response.status}`);
+    }
+    return json;
+  }
+
+  // Runs an action, reporting its failure in the status line.
+  async function attempt(action) {
+    try {
+      await action();
+    } catch (error) {
+      status(error.code ? `${error.code}: ${error.message}` : String(error), true);
+    }
+  }
+
+  function element(tag, attributes = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes)) {
+      if (key === "class") node.className = value;
+      else if (key.startsWith("data-")) node.setAttribute(key, value);
+      else node[key] = value;
+    }
+    for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    return node;
+  }
+
+  function when(text) {
+    if (!text) return "never";
+    const date = new Date(text);
+    return date.toLocaleString();
+  }
+
+  // MARK: Sign-in
+
+  function signOut(message) {
+    adminKey = null;
+    currentUserId = null;
+    $("console").hidden = true;
+    $("signed-out").hidden = false;
+    $("sign-out").hidden = true;
+    $("admin-key").value = "";
+    status(message || "Signed out.");
+  }
+
+  async function signIn(event) {
+    event.preventDefault();
+    adminKey = $("admin-key").value.trim();
+    $("admin-key").value = "";
+    await attempt(async () => {
+      await api("GET", "/v1/admin/policy");
+      $("signed-out").hidden = true;
+      $("console").hidden = false;
+      $("sign-out").hidden = false;
+      status("Signed in.");
+      await showTab("dashboard");
+    });
+  }
+
+  // MARK: Tabs
+
+  async function showTab(name) {
+    for (const panel of document.querySelectorAll(".panel")) panel.hidden = panel.id !== name;
+    for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.tab === name);
+    if (name === "dashboard") await loadDashboard();
+    if (name === "policy") await loadPolicy();
+    if (name === "audit") await loadAudit(true);
+  }
+
+  // MARK: Dashboard
+
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function svg(tag, attributes) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
+    return node;
+  }
+
+  // A stacked bar per bucket: successes below, failures on top, from the server's own counts.
+  function drawChart(stats) {
+    const width = 720, height = 220, left = 36, bottom = 24, top = 8;
+    const totals = stats.buckets.map((bucket) => {
+      let success = 0, failure = 0;
+      for (const outcomes of Object.values(bucket.signIns)) {
+        success += outcomes.success || 0;
+        failure += outcomes.failure || 0;
+      }
+      return { start: bucket.start, success, failure };
+    });
+    const maximum = Math.max(1, ...totals.map((t) => t.success + t.failure));
+    const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", id: "chart-svg" });
+    const plotHeight = height - bottom - top;
+    const slot = (width - left) / totals.length;
+    for (const fraction of [0, 0.5, 1]) {
+      const y = top + plotHeight * (1 - fraction);
+      chart.append(svg("line", { x1: left, x2: width, y1: y, y2: y }));
+      const label = svg("text", { x: 2, y: y + 3 });
+      label.textContent = String(Math.round(maximum * fraction));
+      chart.append(label);
+    }
+    totals.forEach((total, index) => {
+      const x = left + index * slot + slot * 0.15;
+      const barWidth = slot * 0.7;
+      const successHeight = (total.success / maximum) * plotHeight;
+      const failureHeight = (total.failure / maximum) * plotHeight;
+      const successBar = svg("rect", { class: "success", x, width: barWidth, y: top + plotHeight - successHeight, height: successHeight });
+      const failureBar = svg("rect", { class: "failure", x, width: barWidth, y: top + plotHeight - successHeight - failureHeight, height: failureHeight });
+      const title = svg("title", {});
+      title.textContent = `${when(total.start)}: ${total.success} succeeded, ${total.failure} failed`;
+      successBar.append(title);
+      chart.append(successBar, failureBar);
+      if (index % Math.ceil(totals.length / 6) === 0) {
+        const label = svg("text", { x, y: height - 6 });
+        const date = new Date(total.start);
+        label.textContent = date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+        chart.append(label);
+      }
+    });
+    $("chart").replaceChildren(chart);
+    $("chart").dataset.total = String(totals.reduce((sum, t) => sum + t.success + t.failure, 0));
+  }
+
+  async function loadDashboard() {
+    await attempt(async () => {
+      const stats = await api("GET", `/v1/admin/stats?window=${$("stats-window").value}`);
+      drawChart(stats);
+      const rows = $("by-method").querySelector("tbody");
+      rows.replaceChildren();
+      for (const method of ["password", "biometric", "pin", "passkey"]) {
+        let success = 0, failure = 0;
+        for (const bucket of stats.buckets) {
+          success += bucket.signIns[method]?.success || 0;
+          failure += bucket.signIns[method]?.failure || 0;
+        }
+        rows.append(element("tr", { "data-method": method }, element("td", {}, method), element("td", {}, success), element("td", {}, failure)));
+      }
+      const codes = Object.entries(stats.failuresByCode).sort((a, b) => b[1] - a[1]);
+      $("failures-by-code").replaceChildren(
+        ...(codes.length ? codes.map(([code, count]) => element("li", {}, element("span", {}, code), element("strong", {}, count)))
+          : [element("li", {}, element("span", {}, "No failures."))]));
+      $("incidents").replaceChildren(
+        element("dt", {}, "Lockouts"), element("dd", {}, stats.lockouts),
+        element("dt", {}, "PINs disabled"), element("dd", {}, stats.pinDisabled),
+        element("dt", {}, "Rate-limited requests"), element("dd", {}, stats.rateLimited),
+        element("dt", {}, "Addresses blocked"), element("dd", {}, stats.addressesBlocked));
+      const blocked = await api("GET", "/v1/admin/blocked-addresses");
+      $("blocked-addresses").replaceChildren(
+        ...(blocked.addresses.length ? blocked.addresses.map((entry) => element("li", {},
+          element("span", {}, `${entry.address} — ${entry.failures} failures, blocked until ${when(entry.blockedUntil)}`),
+          action("Unblock", `Unblock ${entry.address}?`, async () => {
+            await api("DELETE", `/v1/admin/blocked-addresses/${encodeURIComponent(entry.address)}`);
+            status(`${entry.address} unblocked.`);
+            await loadDashboard();
+          })))
+          : [element("li", {}, element("span", {}, "No address is blocked."))]));
+    });
+  }
+
+  // A button that asks before doing something that cannot be undone.
+  function action(label, question, perform, className = "") {
+    const button = element("button", { type: "button", class: className }, label);
+    button.addEventListener("click", () => {
+      if (window.confirm(question)) attempt(perform);
+    });
+    return button;
+  }
+
+  // MARK: Users
+
+  async function searchUsers(event) {
+    event?.preventDefault();
+    await attempt(async () => {
+      const email = $("user-search").value.trim();
+      const page = await api("GET", `/v1/admin/users?limit=50${email ? `&email=${encodeURIComponent(email)}` : ""}`);
+      $("user-list").replaceChildren(...page.users.map((user) => {
+        const open = element("button", { type: "button", class: "open-user", "data-user": user.id }, "Open");
+        open.addEventListener("click", () => attempt(() => showUser(user.id)));
+        return element("li", {}, element("span", {}, user.email, " ", element("small", {}, user.displayName || "")), open);
+      }));
+      if (!page.users.length) status("No user matches.");
+    });
+  }
+
+  function badge(text, kind) {
+    return element("span", { class: `badge ${kind || text}` }, text);
+  }
+
+  async function showUser(id) {
+    currentUserId = id;
+    const detail = await api("GET", `/v1/admin/users/${id}`);
+    const sessions = await api("GET", `/v1/admin/users/${id}/sessions`);
+    const events = await api("GET", `/v1/admin/events?userId=${encodeURIComponent(id)}&limit=100`);
+    $("user-detail").hidden = false;
+    $("user-email").textContent = detail.user.email;
+    $("user-meta").textContent = `${detail.user.displayName || "No name"} · id ${detail.user.id} · since ${when(detail.user.createdAt)}`;
+    const reload = () => showUser(id);
+
+    $("user-devices").replaceChildren(...(detail.registrations.length ? detail.registrations.map((registration) => {
+      const item = element("li", { "data-registration": registration.id },
+        element("span", {}, registration.deviceName || registration.deviceId, " ",
+          element("small", {}, `${registration.algorithm} · last used ${when(registration.lastUsedAt)}`)),
+        badge(registration.status));
+      if (registration.status === "locked") {
+        item.append(action("Unlock", "Unlock this device?", async () => {
+          await api("POST", `/v1/admin/registrations/${registration.id}/unlock`);
+          status("Device unlocked.");
+          await reload();
+        }));
+      }
+      if (registration.status === "active" || registration.status === "locked") {
+        item.append(action("Revoke", "Revoke this device? It will have to be enrolled again.", async () => {
+          await api("DELETE", `/v1/admin/registrations/${registration.id}`);
+          status("Device revoked.");
+          await reload();
+        }, "danger revoke-device"));
+      }
+      return item;
+    }) : [element("li", {}, element("span", {}, "No device."))]));
+
+    $("user-passkeys").replaceChildren(...(detail.passkeys.length ? detail.passkeys.map((passkey) => {
+      const item = element("li", { "data-passkey": passkey.id },
+        element("span", {}, passkey.name || "Passkey", " ",
+          element("small", {}, `${passkey.backedUp ? "synced" : "this device only"} · AAGUID ${passkey.aaguid} · last used ${when(passkey.lastUsedAt)}`)),
+        badge(passkey.locked ? "locked" : "active"));
+      if (passkey.locked) {
+        item.append(action("Unlock", "Unlock this passkey?", async () => {
+          await api("POST", `/v1/admin/passkeys/${passkey.id}/unlock`);
+          status("Passkey unlocked.");
+          await reload();
+        }));
+      }
+      item.append(action("Remove", "Remove this passkey? The user cannot sign in with it again.", async () => {
+        await api("DELETE", `/v1/admin/passkeys/${passkey.id}`);
+        status("Passkey removed.");
+        await reload();
+      }, "danger"));
+      return item;
+    }) : [element("li", {}, element("span", {}, "No passkey."))]));
+
+    $("user-sessions").replaceChildren(...(sessions.sessions.length ? sessions.sessions.map((session) =>
+      element("li", {}, element("span", {}, session.methods.join(" + "), " ",
+        element("small", {}, `signed in ${when(session.authenticatedAt)} · expires ${when(session.expiresAt)}`))))
+      : [element("li", {}, element("span", {}, "No live session."))]));
+
+    fillEvents($("user-events").querySelector("tbody"), events.events, false);
+  }
+
+  function fillEvents(body, events, append, withUser) {
+    if (!append) body.replaceChildren();
+    for (const event of events) {
+      const cells = [element("td", {}, when(event.occurredAt)), element("td", { class: "event-type" }, event.type),
+        element("td", {}, badge(event.outcome))];
+      if (withUser) cells.push(element("td", {}, event.userId || ""));
+      cells.push(element("td", { class: "detail" }, [event.reason, event.clientAddress].filter(Boolean).join(" · ")));
+      body.append(element("tr", {}, ...cells));
+    }
+  }
+
+  async function signOutEverywhere() {
+    if (!currentUserId || !window.confirm("Sign this user out of every session?")) return;
+    await attempt(async () => {
+      const result = await api("POST", `/v1/admin/users/${currentUserId}/sign-out`);
+      status(`${result.revokedSessions} sessions ended.`);
+      await showUser(currentUserId);
+    });
+  }
+
+  // MARK: Policy
+
+  async function loadPolicy() {
+    await attempt(async () => {
+      const policy = await api("GET", "/v1/admin/policy");
+      $("policy-biometrics").checked = policy.biometricsEnabled;
+      $("policy-device").value = policy.devicePolicy;
+      for (const box of document.querySelectorAll(".policy-algorithm")) box.checked = policy.algorithms.includes(box.value);
+      $("policy-lockout").value = policy.lockoutThreshold;
+      $("policy-pin").value = policy.pinMaxAttempts;
+      $("policy-lifetime").value = policy.sessionLifetimeMinutes;
+      $("policy-idle").value = policy.sessionIdleMinutes;
+    });
+  }
+
+  async function savePolicy(event) {
+    event.preventDefault();
+    if (!window.confirm("Apply this policy to every instance?")) return;
+    await attempt(async () => {
+      await api("PATCH", "/v1/admin/policy", {
+        biometricsEnabled: $("policy-biometrics").checked,
+        devicePolicy: $("policy-device").value,
+        algorithms: [...document.querySelectorAll(".policy-algorithm")].filter((box) => box.checked).map((box) => box.value),
+        lockoutThreshold: Number($("policy-lockout").value),
+        pinMaxAttempts: Number($("policy-pin").value),
+        sessionLifetimeMinutes: Number($("policy-lifetime").value),
+        sessionIdleMinutes: Number($("policy-idle").value),
+      });
+      status("Policy saved.");
+      await loadPolicy();
+    });
+  }
+
+  // MARK: Audit trail
+
+  function auditQuery(limit) {
+    const parameters = new URLSearchParams({ limit: String(limit) });
+    if ($("audit-type").value.trim()) parameters.set("type", $("audit-type").value.trim());
+    if ($("audit-user").value.trim()) parameters.set("userId", $("audit-user").value.trim());
+    if ($("audit-since").value) parameters.set("since", new Date($("audit-since").value).toISOString());
+    return parameters;
+  }
+
+  async function loadAudit(reset) {
+    await attempt(async () => {
+      if (reset) auditCursor = null;
+      const parameters = auditQuery(50);
+      if (auditCursor) parameters.set("cursor", auditCursor);
+      const page = await api("GET", `/v1/admin/events?${parameters}`);
+      fillEvents($("audit-events").querySelector("tbody"), page.events, !reset, true);
+      auditCursor = page.nextCursor || null;
+      $("audit-more").hidden = !auditCursor;
+    });
+  }
+
+  // Every event matching the filters, newest first, one JSON object per line.
+  async function exportAudit() {
+    await attempt(async () => {
+      const lines = [];
+      let cursor = null;
+      do {
+        const parameters = auditQuery(1000);
+        if (cursor) parameters.set("cursor", cursor);
+        const page = await api("GET", `/v1/admin/events?${parameters}`);
+        for (const event of page.events) lines.push(JSON.stringify(event));
+        cursor = page.nextCursor || null;
+      } while (cursor);
+      const blob = new Blob(lines.map((line) => line + "\n"), { type: "application/x-ndjson" });
+      const link = element("a", { href: URL.createObjectURL(blob), download: "touchstone-audit.jsonl" });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      status(`Exported ${lines.length} events.`);
+    });
+  }
+
+  // MARK: Wiring
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("sign-in-form").addEventListener("submit", signIn);
+    $("sign-out").addEventListener("click", () => signOut());
+    for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => attempt(() => showTab(tab.dataset.tab)));
+    $("refresh-stats").addEventListener("click", loadDashboard);
+    $("stats-window").addEventListener("change", loadDashboard);
+    $("user-search-form").addEventListener("submit", searchUsers);
+    $("sign-out-everywhere").addEventListener("click", signOutEverywhere);
+    $("policy-form").addEventListener("submit", savePolicy);
+    $("audit-form").addEventListener("submit", (event) => { event.preventDefault(); loadAudit(true); });
+    $("audit-more").addEventListener("click", () => loadAudit(false));
+    $("audit-export").addEventListener("click", exportAudit);
+  });
+})();
