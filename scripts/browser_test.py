@@ -4,7 +4,10 @@ WebDriver virtual authenticator (CTAP2, internal transport, resident keys, user 
 
 It signs up on the page, adds a passkey, signs out, signs in with the passkey, checks the page shows the user,
 approves a transaction confirmation (made by the app's backend with an admin key) with the passkey, and saves a
-screenshot of the signed-in page. It fails loudly when Chromium or chromedriver is missing: it never passes
+screenshot of the signed-in page. Then the admin console: after a scripted load (password and device-key sign-ins,
+some failing), it signs in with an admin key, checks the dashboard charts the load, finds the user, revokes their
+device and sees the audit event appear, changes the runtime policy, and saves a screenshot of the dashboard
+(admin-dashboard.png beside the first). It fails loudly when Chromium or chromedriver is missing: it never passes
 without having run the browser.
 
 Usage: scripts/browser_test.py [path/to/touchstone] [screenshot.png]
@@ -19,7 +22,11 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
 
@@ -87,6 +94,114 @@ class Browser:
     def visible(self, element_id):
         return self.script(f"return !document.getElementById({json.dumps(element_id)}).hidden")
 
+    def clear(self, css):
+        self.call("POST", f"/element/{self.element(css)}/clear", {})
+
+    def accept_alert(self):
+        # The console asks before every destructive action (window.confirm).
+        wait_for("the confirmation dialog", lambda: self.call("GET", "/alert/text") is not None)
+        self.call("POST", "/alert/accept", {})
+
+
+def enroll_device(origin, email, password):
+    """Enrols a P-256 device key for the user the way an app does; returns (registration id, private key)."""
+    token = http("POST", f"{origin}/v1/sessions", {"email": email, "password": password})["session"]["token"]
+    key = ec.generate_private_key(ec.SECP256R1())
+    spki = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    started = http("POST", f"{origin}/v1/biometrics/registrations/start", {
+        "publicKey": base64.b64encode(spki).decode(), "algorithm": "ES256", "deviceId": "browser-test-phone",
+        "deviceName": "Test phone"}, token=token)
+    signature = key.sign(started["challenge"].encode(), ec.ECDSA(hashes.SHA256()))
+    http("POST", f"{origin}/v1/biometrics/registrations/finish",
+         {"registrationId": started["registrationId"], "signature": base64.b64encode(signature).decode()}, token=token)
+    return started["registrationId"], key
+
+
+def device_sign_in(origin, registration_id, key, valid=True):
+    challenge = http("POST", f"{origin}/v1/biometrics/authentications/start", {"registrationId": registration_id})["challenge"]
+    signer = key if valid else ec.generate_private_key(ec.SECP256R1())
+    signature = signer.sign(challenge.encode(), ec.ECDSA(hashes.SHA256()))
+    try:
+        http("POST", f"{origin}/v1/biometrics/authentications/finish", {
+            "registrationId": registration_id, "challenge": challenge, "signature": base64.b64encode(signature).decode()})
+        return True
+    except RuntimeError:
+        return False
+
+
+def admin_console(browser, origin, admin_key, email, screenshot_path):
+    password = "correct horse battery"
+    # A scripted load the dashboard must show: password and device-key sign-ins, some of each failing.
+    registration_id, key = enroll_device(origin, email, password)
+    for _ in range(3):
+        if not device_sign_in(origin, registration_id, key):
+            fail("a device-key sign-in failed")
+    if device_sign_in(origin, registration_id, key, valid=False):
+        fail("a wrong device-key signature was accepted")
+    http("POST", f"{origin}/v1/users", {"email": "load@example.com", "password": password})
+    for wrong in ("not it", "nor this"):
+        try:
+            http("POST", f"{origin}/v1/sessions", {"email": "load@example.com", "password": wrong})
+            fail("a wrong password was accepted")
+        except RuntimeError:
+            pass
+    stats = http("GET", f"{origin}/v1/admin/stats?window=hour", token=admin_key)
+    expected_total = sum(outcomes.get("success", 0) + outcomes.get("failure", 0)
+                         for bucket in stats["buckets"] for outcomes in bucket["signIns"].values())
+    if expected_total < 8:
+        fail(f"the scripted load is not in the stats: {stats}")
+
+    browser.call("POST", "/url", {"url": origin + "/admin/"})
+    wait_for("the admin sign-in form", lambda: browser.visible("signed-out"))
+    browser.type("#admin-key", admin_key)
+    browser.click("#sign-in-form button")
+    wait_for("the dashboard", lambda: browser.visible("console") and browser.visible("dashboard"))
+    wait_for("the chart of the load", lambda: browser.script(
+        "return document.getElementById('chart').dataset.total") == str(expected_total))
+    bars = browser.script("return document.querySelectorAll('#chart-svg rect.failure').length")
+    if bars != len(stats["buckets"]):
+        fail(f"expected a bar per bucket, got {bars}")
+    if "invalid_signature" not in browser.text("failures-by-code") or "invalid_credentials" not in browser.text("failures-by-code"):
+        fail(f"failures by code: {browser.text('failures-by-code')!r}")
+    print(f"admin console: signed in; the dashboard charts {expected_total} sign-ins of the last hour")
+
+    browser.click(".tab[data-tab=users]")
+    browser.type("#user-search", email)
+    browser.click("#user-search-form button")
+    wait_for("the user in the results", lambda: browser.script("return document.querySelectorAll('.open-user').length") == 1)
+    browser.click(".open-user")
+    wait_for("the user's device", lambda: browser.text("user-email") == email and "Test phone" in browser.text("user-devices"))
+    browser.click(".revoke-device")
+    browser.accept_alert()
+    wait_for("the revocation", lambda: browser.text("status") == "Device revoked." and "revoked" in browser.text("user-devices"))
+    wait_for("the audit event", lambda: "registration.revoked" in browser.text("user-events"))
+    user_id = http("GET", f"{origin}/v1/admin/users?email={urllib.parse.quote(email)}", token=admin_key)["users"][0]["id"]
+    registrations = http("GET", f"{origin}/v1/admin/users/{user_id}", token=admin_key)["registrations"]
+    if [r["status"] for r in registrations if r["id"] == registration_id] != ["revoked"]:
+        fail(f"the server does not have the device revoked: {registrations}")
+    print("admin console: found the user, revoked the device, and the audit trail shows it")
+
+    browser.click(".tab[data-tab=policy]")
+    wait_for("the policy form", lambda: browser.script("return document.getElementById('policy-lockout').value") == "5")
+    browser.clear("#policy-lockout")
+    browser.type("#policy-lockout", "7")
+    browser.click("#policy-form button[type=submit]")
+    browser.accept_alert()
+    wait_for("the saved policy", lambda: browser.text("status") == "Policy saved.")
+    if http("GET", f"{origin}/v1/admin/policy", token=admin_key)["lockoutThreshold"] != 7:
+        fail("the policy change did not reach the server")
+    print("admin console: changed the lockout threshold to 7")
+
+    storage = browser.script("return JSON.stringify([localStorage.length, sessionStorage.length, document.cookie])")
+    if storage != '[0,0,""]':
+        fail(f"the console must keep the admin key in memory only: {storage}")
+    browser.click(".tab[data-tab=dashboard]")
+    wait_for("the dashboard again", lambda: browser.visible("dashboard") and browser.script(
+        "return document.getElementById('chart').dataset.total") == str(expected_total))
+    with open(screenshot_path, "wb") as file:
+        file.write(base64.b64decode(browser.call("GET", "/screenshot")))
+    print(f"admin console: screenshot of the dashboard: {screenshot_path}")
+
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/touchstone"
@@ -116,7 +231,7 @@ def main():
         capabilities = {"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {"binary": chromium, "args": [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=900,1000"]},
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,1000"]},
         }}}
         session_id = http("POST", f"{driver_url}/session", capabilities, timeout=60)["value"]["sessionId"]
         browser = Browser(driver_url, session_id)
@@ -196,7 +311,8 @@ def main():
         with open(screenshot_path, "wb") as file:
             file.write(base64.b64decode(browser.call("GET", "/screenshot")))
         print(f"browser test: screenshot of the signed-in page: {screenshot_path}")
-        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in and a passkey approval: ok")
+        admin_console(browser, origin, admin_key, email, os.path.join(os.path.dirname(screenshot_path), "admin-dashboard.png"))
+        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval and the admin console: ok")
     except RuntimeError as error:
         status = browser.text("status") if session_id else ""
         fail(f"{error} (page status: {status!r})")
