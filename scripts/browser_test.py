@@ -192,6 +192,22 @@ def admin_console(browser, origin, admin_key, email, screenshot_path):
         fail("the policy change did not reach the server")
     print("admin console: changed the lockout threshold to 7")
 
+    # The audit export: every event of the user as JSON Lines (the download's blob is captured as it is made).
+    browser.click(".tab[data-tab=audit]")
+    browser.type("#audit-user", user_id)
+    browser.script("window.__exported = null; const make = URL.createObjectURL;"
+                   " URL.createObjectURL = (blob) => { window.__exported = blob; return make(blob); }; return true")
+    browser.click("#audit-export")
+    wait_for("the export", lambda: browser.text("status").startswith("Exported "))
+    exported = browser.call("POST", "/execute/async", {
+        "script": "const done = arguments[arguments.length - 1]; window.__exported.text().then(done)", "args": []})
+    lines = [json.loads(line) for line in exported.splitlines()]
+    trail = http("GET", f"{origin}/v1/admin/events?userId={user_id}&limit=1000", token=admin_key)["events"]
+    if [event["id"] for event in lines] != [event["id"] for event in trail] or not any(
+            event["type"] == "registration.revoked" for event in lines):
+        fail(f"the JSON Lines export differs from the user's trail: {len(lines)} lines, {len(trail)} events")
+    print(f"admin console: exported the user's {len(lines)} audit events as JSON Lines")
+
     storage = browser.script("return JSON.stringify([localStorage.length, sessionStorage.length, document.cookie])")
     if storage != '[0,0,""]':
         fail(f"the console must keep the admin key in memory only: {storage}")
