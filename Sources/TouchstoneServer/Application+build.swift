@@ -408,7 +408,8 @@ struct AndroidKeyAttestationTrust: Sendable {
 /// from their PEM files.
 func makeRelyingParty(_ configuration: TouchstoneConfiguration) throws -> RelyingParty {
     let settings = configuration.passkeys
-    let origins = (settings.origins.isEmpty ? ["http://localhost:\(configuration.port)"] : settings.origins) + settings.androidApps.map(\.origin)
+    let origins = (settings.origins.isEmpty ? ["http://localhost:\(configuration.port)"] : settings.origins) + settings.relatedOrigins
+        + settings.androidApps.map(\.origin)
     var relyingParty = RelyingParty(id: settings.rpId, name: settings.rpName, origins: origins)
     relyingParty.allowCrossOrigin = settings.allowCrossOrigin
     relyingParty.allowedTopOrigins = settings.allowedTopOrigins

@@ -247,6 +247,11 @@ public struct TouchstoneConfiguration: Sendable {
         if let origins = environment["TOUCHSTONE_ORIGINS"] {
             self.passkeys.origins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        if let list = environment["TOUCHSTONE_RELATED_ORIGINS"] {
+            let origins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard origins.count <= 100, origins.allSatisfy(Self.isWebOrigin) else { throw ConfigurationError("TOUCHSTONE_RELATED_ORIGINS", list) }
+            self.passkeys.relatedOrigins = origins
+        }
         if let list = environment["TOUCHSTONE_APPLE_APP_IDS"] {
             let ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard ids.allSatisfy(AndroidApp.isAppleAppId) else { throw ConfigurationError("TOUCHSTONE_APPLE_APP_IDS", list) }
@@ -325,6 +330,23 @@ public struct TouchstoneConfiguration: Sendable {
     }
 }
 
+extension TouchstoneConfiguration {
+    /// `https://host[:port]` (or `http://localhost[:port]` for development): a web origin, with no path, query or
+    /// fragment.
+    static func isWebOrigin(_ text: String) -> Bool {
+        guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty,
+            components.path.isEmpty, components.query == nil, components.fragment == nil, components.user == nil
+        else {
+            return false
+        }
+        switch components.scheme {
+        case "https": return true
+        case "http": return host == "localhost"
+        default: return false
+        }
+    }
+}
+
 /// The WebAuthn relying party: who the passkeys are for and what is accepted.
 public struct AppAttestSettings: Sendable {
     /// App IDs (`TEAMID.bundle.identifier`) whose keys are accepted; empty turns App Attest off.
@@ -362,6 +384,9 @@ public struct PasskeySettings: Sendable {
     /// Origins allowed in clientDataJSON; empty means `http://localhost:<port>` (development only). The
     /// `android:apk-key-hash:` origins of ``androidApps`` are added to these.
     public var origins: [String] = []
+    /// Other sites that share this relying party's passkeys (WebAuthn Level 3 Related Origin Requests): served in
+    /// `/.well-known/webauthn` and accepted in clientDataJSON like ``origins``.
+    public var relatedOrigins: [String] = []
     /// Apps that may use the relying party's passkeys on iOS and macOS (`TEAMID.bundle.identifier`): served in
     /// `/.well-known/apple-app-site-association` as `webcredentials`.
     public var appleAppIds: [String] = []

@@ -1,8 +1,9 @@
 import Hummingbird
 
 /// What iOS and Android fetch to trust the domain for the apps' passkeys: `GET /.well-known/apple-app-site-association`
-/// (`webcredentials`) and `GET /.well-known/assetlinks.json` (`delegate_permission/common.get_login_creds`), from
-/// configuration. Served directly (no redirect), as JSON.
+/// (`webcredentials`) and `GET /.well-known/assetlinks.json` (`delegate_permission/common.get_login_creds`); and what a
+/// browser fetches for a passkey ceremony on a related site: `GET /.well-known/webauthn` (`{"origins": [...]}`,
+/// WebAuthn Level 3 §5.11, Related Origin Requests). From configuration, served directly (no redirect), as JSON.
 struct AppAssociationController {
     typealias Context = TouchstoneRequestContext
 
@@ -11,6 +12,15 @@ struct AppAssociationController {
     func addRoutes(to router: Router<Context>) {
         router.get("/.well-known/apple-app-site-association", use: self.appleAppSiteAssociation)
         router.get("/.well-known/assetlinks.json", use: self.assetLinks)
+        router.get("/.well-known/webauthn", use: self.relatedOrigins)
+    }
+
+    struct RelatedOrigins: Encodable { var origins: [String] }
+
+    /// 404 when no related origin is configured: a browser then treats the RP ID as serving its own origins only.
+    @Sendable func relatedOrigins(request: Request, context: Context) async throws -> JSONResponse<RelatedOrigins> {
+        guard !self.settings.relatedOrigins.isEmpty else { throw APIError.notFound }
+        return JSONResponse(.ok, RelatedOrigins(origins: self.settings.relatedOrigins), headers: [.cacheControl: "public, max-age=3600"])
     }
 
     struct AppleAppSiteAssociation: Encodable {
