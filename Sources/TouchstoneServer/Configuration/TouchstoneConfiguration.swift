@@ -252,6 +252,11 @@ public struct TouchstoneConfiguration: Sendable {
             guard origins.count <= 100, origins.allSatisfy(Self.isWebOrigin) else { throw ConfigurationError("TOUCHSTONE_RELATED_ORIGINS", list) }
             self.passkeys.relatedOrigins = origins
         }
+        if let list = environment["TOUCHSTONE_PASSKEY_HINTS"] {
+            let hints = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard (try? PasskeyHint.parse(hints, field: "hints")) != nil else { throw ConfigurationError("TOUCHSTONE_PASSKEY_HINTS", list) }
+            self.passkeys.hints = hints
+        }
         if let list = environment["TOUCHSTONE_APPLE_APP_IDS"] {
             let ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard ids.allSatisfy(AndroidApp.isAppleAppId) else { throw ConfigurationError("TOUCHSTONE_APPLE_APP_IDS", list) }
@@ -407,6 +412,9 @@ public struct PasskeySettings: Sendable {
     /// Refuse assertions whose signature counter did not increase (otherwise they are accepted and counted as clone
     /// warnings).
     public var rejectCounterRegression: Bool = false
+    /// `hints` of the ceremony options when a request names none (`TOUCHSTONE_PASSKEY_HINTS`: `security-key`,
+    /// `client-device`, `hybrid`, most preferred first).
+    public var hints: [String] = []
     /// How long a passkey ceremony may take (the browser's `timeout` and the challenge lifetime).
     public var timeout: Duration = .seconds(300)
 

@@ -30,8 +30,20 @@ struct PasskeyController {
     struct PasskeyBody: Encodable { var passkey: PasskeyResource }
     struct PasskeyList: Encodable { var passkeys: [PasskeyResource] }
 
+    struct RegistrationOptionsInput: Decodable {
+        var hints: [String]?
+    }
+
     @Sendable func registrationOptions(request: Request, context: Context) async throws -> JSONResponse<CreationOptionsJSON> {
-        JSONResponse(.ok, try await self.service.registrationOptions(caller: try context.requireIdentity()))
+        let caller = try context.requireIdentity()
+        // The body is optional: `{}`, `{"hints": [...]}` or nothing at all.
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        var hints: [PasskeyHint]?
+        if buffer.readableBytes > 0 {
+            let input = try JSONDecoder().decodeOrInvalid(RegistrationOptionsInput.self, from: Data(buffer.readableBytesView))
+            hints = try input.hints.map { try PasskeyHint.parse($0, field: "hints") }
+        }
+        return JSONResponse(.ok, try await self.service.registrationOptions(caller: caller, hints: hints))
     }
 
     @Sendable func verifyRegistration(request: Request, context: Context) async throws -> JSONResponse<PasskeyBody> {
@@ -43,12 +55,14 @@ struct PasskeyController {
 
     struct OptionsInput: Decodable {
         var email: String?
+        var hints: [String]?
 
-        enum CodingKeys: CodingKey { case email }
+        enum CodingKeys: CodingKey { case email, hints }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.email = try container.decodeEmailIfPresent(.email)
+            self.hints = try container.decodeIfPresent([String].self, forKey: .hints)
         }
     }
 
@@ -56,13 +70,16 @@ struct PasskeyController {
         // The body is optional: `{}`, `{"email": ...}` or nothing at all.
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
         var email: String?
+        var hints: [PasskeyHint]?
         if buffer.readableBytes > 0 {
-            email = try JSONDecoder().decodeOrInvalid(OptionsInput.self, from: Data(buffer.readableBytesView)).email
+            let input = try JSONDecoder().decodeOrInvalid(OptionsInput.self, from: Data(buffer.readableBytesView))
+            email = input.email
+            hints = try input.hints.map { try PasskeyHint.parse($0, field: "hints") }
         }
         if let email {
             try await self.limiter.checkAccount("account:\(email)")
         }
-        return JSONResponse(.ok, try await self.service.authenticationOptions(email: email))
+        return JSONResponse(.ok, try await self.service.authenticationOptions(email: email, hints: hints))
     }
 
     @Sendable func verifyAuthentication(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {

@@ -52,6 +52,8 @@ struct CreationOptionsJSON: Encodable {
     var authenticatorSelection: Selection
     var attestation: String
     var extensions = Extensions()
+    /// WebAuthn Level 3 `hints`, most preferred first; absent when none.
+    var hints: [String]?
 }
 
 /// `PublicKeyCredentialRequestOptionsJSON` (WebAuthn Level 3 §5.5).
@@ -61,6 +63,29 @@ struct RequestOptionsJSON: Encodable {
     var rpId: String
     var allowCredentials: [CreationOptionsJSON.Descriptor]
     var userVerification: String
+    /// WebAuthn Level 3 `hints`, most preferred first; absent when none.
+    var hints: [String]?
+}
+
+/// WebAuthn Level 3 `PublicKeyCredentialHint` (§5.8.7): which kind of authenticator the page would like the browser to
+/// offer first.
+enum PasskeyHint: String, CaseIterable, Sendable {
+    case securityKey = "security-key"
+    case clientDevice = "client-device"
+    case hybrid
+
+    /// Hints as a request or the configuration names them: known values, no repeats, at most three.
+    static func parse(_ values: [String], field: String) throws -> [PasskeyHint] {
+        var hints: [PasskeyHint] = []
+        for value in values {
+            guard let hint = PasskeyHint(rawValue: value) else {
+                throw APIError.invalidRequest("field '\(field)' may hold security-key, client-device and hybrid; not '\(value.prefix(40))'")
+            }
+            guard !hints.contains(hint) else { throw APIError.invalidRequest("field '\(field)' repeats '\(value)'") }
+            hints.append(hint)
+        }
+        return hints
+    }
 }
 
 /// `passkey` in responses.

@@ -31,7 +31,7 @@ struct PasskeyService: Sendable {
 
     // MARK: Registration
 
-    func registrationOptions(caller: AuthenticatedSession) async throws -> CreationOptionsJSON {
+    func registrationOptions(caller: AuthenticatedSession, hints: [PasskeyHint]? = nil) async throws -> CreationOptionsJSON {
         let now = self.now()
         try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow)
         let challenge = self.secrets.newChallenge()
@@ -59,7 +59,8 @@ struct PasskeyService: Sendable {
             timeout: self.timeoutMilliseconds,
             excludeCredentials: existing.map { .init(id: $0.credentialId) },
             authenticatorSelection: .init(userVerification: self.relyingParty.userVerification.rawValue),
-            attestation: self.settings.attestation
+            attestation: self.settings.attestation,
+            hints: self.hintsJSON(hints)
         )
     }
 
@@ -113,7 +114,7 @@ struct PasskeyService: Sendable {
 
     /// - Parameter email: An address already normalised by ``InputRules/email(_:field:)``, or `nil` for a
     ///   username-less sign-in.
-    func authenticationOptions(email: String?) async throws -> RequestOptionsJSON {
+    func authenticationOptions(email: String?, hints: [PasskeyHint]? = nil) async throws -> RequestOptionsJSON {
         let now = self.now()
         var userId: String?
         var allowed: [String] = []
@@ -146,7 +147,8 @@ struct PasskeyService: Sendable {
             timeout: self.timeoutMilliseconds,
             rpId: self.relyingParty.id,
             allowCredentials: allowed.map { .init(id: $0) },
-            userVerification: self.relyingParty.userVerification.rawValue
+            userVerification: self.relyingParty.userVerification.rawValue,
+            hints: self.hintsJSON(hints)
         )
     }
 
@@ -312,6 +314,12 @@ struct PasskeyService: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The request's hints, else the configured ones; nil (left out of the options) when there are none.
+    private func hintsJSON(_ requested: [PasskeyHint]?) -> [String]? {
+        let hints = requested.map { $0.map(\.rawValue) } ?? self.settings.hints
+        return hints.isEmpty ? nil : hints
+    }
 
     /// Reads the challenge from the (not yet verified) client data and finds it, unconsumed; verification then checks
     /// the client data against it.

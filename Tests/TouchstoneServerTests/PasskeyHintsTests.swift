@@ -1,0 +1,55 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+import TouchstoneServer
+import TouchstoneTesting
+
+/// WebAuthn Level 3 `hints` in the ceremony options: from the request, else from configuration, else none.
+struct PasskeyHintsTests {
+    @Test func optionsCarryTheRequestsHintsOrTheConfiguredOnes() async throws {
+        let configuration = PasskeyTests.configuration { $0.passkeys.hints = ["client-device", "hybrid"] }
+        try await TestServer.run(configuration: configuration) { client in
+            let account = try await Flow(client: client).signUp()
+            let configured = try await client.request(.post, "/v1/passkeys/registrations/options", token: account.token, json: [:])
+            #expect(configured.json["hints"] as? [String] == ["client-device", "hybrid"])
+            let asked = try await client.request(
+                .post, "/v1/passkeys/registrations/options", token: account.token, json: ["hints": ["security-key"]])
+            #expect(asked.json["hints"] as? [String] == ["security-key"])
+            let signIn = try await client.request(.post, "/v1/passkeys/authentications/options", json: ["hints": ["hybrid", "client-device"]])
+            #expect(signIn.json["hints"] as? [String] == ["hybrid", "client-device"])
+            let defaulted = try await client.request(.post, "/v1/passkeys/authentications/options", json: [:])
+            #expect(defaulted.json["hints"] as? [String] == ["client-device", "hybrid"])
+            // No body at all still works.
+            let bare = try await client.request(.post, "/v1/passkeys/authentications/options")
+            #expect(bare.status == .ok)
+        }
+    }
+
+    @Test func withoutHintsTheOptionsHaveNone() async throws {
+        try await TestServer.run(configuration: PasskeyTests.configuration()) { client in
+            let account = try await Flow(client: client).signUp()
+            let creation = try await client.request(.post, "/v1/passkeys/registrations/options", token: account.token, json: [:])
+            #expect(creation.status == .ok)
+            #expect(creation.json["hints"] == nil)
+            #expect(try await client.request(.post, "/v1/passkeys/authentications/options", json: [:]).json["hints"] == nil)
+        }
+    }
+
+    @Test func unknownOrRepeatedHintsAreRefused() async throws {
+        try await TestServer.run(configuration: PasskeyTests.configuration()) { client in
+            let account = try await Flow(client: client).signUp()
+            for hints in [["usb"], ["hybrid", "hybrid"]] {
+                let creation = try await client.request(.post, "/v1/passkeys/registrations/options", token: account.token, json: ["hints": hints])
+                #expect(creation.status == .badRequest)
+                #expect(creation.errorCode == "invalid_request")
+                let request = try await client.request(.post, "/v1/passkeys/authentications/options", json: ["hints": hints])
+                #expect(request.errorCode == "invalid_request")
+            }
+            let notJSON = try await client.request(.post, "/v1/passkeys/registrations/options", token: account.token, raw: "hints")
+            #expect(notJSON.errorCode == "invalid_request")
+        }
+        #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: ["TOUCHSTONE_PASSKEY_HINTS": "security-key,usb"]) }
+        #expect(try TouchstoneConfiguration(environment: ["TOUCHSTONE_PASSKEY_HINTS": "security-key, hybrid"]).passkeys.hints == ["security-key", "hybrid"])
+    }
+}
