@@ -161,6 +161,8 @@ public protocol TouchstoneStore: Sendable {
     func auditEventCounts(since: Date, bucket: TimeInterval, types: [String]) async throws -> [AuditEventCount]
     /// The user's sessions that have not ended at `at` (not revoked, not expired), newest first.
     func activeSessions(userId: String, at: Date) async throws -> [SessionRecord]
+    /// Sets whether the user's passkeys must be device-bound; false when there is no such user.
+    func setRequireDeviceBoundPasskeys(userId: String, required: Bool) async throws -> Bool
     /// Deletes the events that occurred before `cutoff` (the retention limit); returns how many.
     func deleteAuditEvents(before cutoff: Date) async throws -> Int
 

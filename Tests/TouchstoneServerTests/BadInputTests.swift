@@ -98,6 +98,7 @@ struct FailingStore: TouchstoneStore {
     func shutdown() async throws {}
     func auditEventCounts(since: Date, bucket: TimeInterval, types: [String]) async throws -> [AuditEventCount] { throw self.error }
     func activeSessions(userId: String, at: Date) async throws -> [SessionRecord] { throw self.error }
+    func setRequireDeviceBoundPasskeys(userId: String, required: Bool) async throws -> Bool { throw self.error }
     func insertUser(_ user: UserRecord) async throws { throw self.error }
     func user(id: String) async throws -> UserRecord? { throw self.error }
     func user(email: String) async throws -> UserRecord? { throw self.error }

@@ -105,7 +105,7 @@ struct SystemTests {
                 ("/v1/passkeys/{id}/unlock", "post"),
                 ("/v1/app-attest/challenges", "post"), ("/v1/app-attest/keys", "post"), ("/v1/android-key-attestation/challenges", "post"),
                 ("/v1/admin/stats", "get"), ("/v1/admin/users/{id}/sessions", "get"), ("/v1/admin/registrations/{id}/unlock", "post"),
-                ("/v1/admin/passkeys/{id}/unlock", "post"), ("/metrics", "get"), ("/.well-known/webauthn", "get"),
+                ("/v1/admin/passkeys/{id}/unlock", "post"), ("/metrics", "get"), ("/.well-known/webauthn", "get"), ("/v1/admin/users/{id}", "patch"),
                 ("/v1/session/events", "get"), ("/v1/session/password", "put"),
                 ("/v1/biometrics/registrations/{id}/pin", "put"), ("/v1/biometrics/registrations/{id}/pin", "delete"),
                 ("/v1/pin/authentications", "post"), ("/v1/admin/users", "get"), ("/v1/admin/users/{id}", "get"),

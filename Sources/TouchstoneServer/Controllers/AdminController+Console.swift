@@ -10,6 +10,34 @@ extension AdminController {
         admin.get("/users/:id/sessions", use: self.sessions)
         admin.post("/registrations/:id/unlock", use: self.unlockRegistration)
         admin.post("/passkeys/:id/unlock", use: self.unlockPasskey)
+        admin.patch("/users/:id", use: self.changeUser)
+    }
+
+    struct UserPatch: Decodable {
+        var requireDeviceBoundPasskeys: Bool
+
+        enum CodingKeys: CodingKey { case requireDeviceBoundPasskeys }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.requireDeviceBoundPasskeys = try container.decode(Bool.self, forKey: .requireDeviceBoundPasskeys)
+        }
+    }
+
+    /// `PATCH /v1/admin/users/{id}` `{"requireDeviceBoundPasskeys"}`: whether the account accepts only device-bound
+    /// passkeys (synced ones are then refused at registration and at sign-in). Audited.
+    @Sendable func changeUser(request: Request, context: Context) async throws -> JSONResponse<UserDetail> {
+        let id = try context.parameters.require("id")
+        let patch = try await request.decodeJSON(as: UserPatch.self, context: context)
+        guard try await self.store.setRequireDeviceBoundPasskeys(userId: id, required: patch.requireDeviceBoundPasskeys) else {
+            throw APIError.userNotFound
+        }
+        try await self.audit.record(
+            .passkeyPolicyChanged,
+            userId: id,
+            reason: "\(self.actor(context)): device-bound passkeys \(patch.requireDeviceBoundPasskeys ? "required" : "not required")"
+        )
+        return try await self.user(request: request, context: context)
     }
 
     /// The windows `GET /v1/admin/stats` draws: the last hour in 5-minute buckets, the last day in hours.

@@ -59,6 +59,8 @@ struct AdminController {
         var user: UserResource
         var registrations: [RegistrationResource]
         var passkeys: [PasskeyResource]
+        /// Whether the account accepts only device-bound passkeys (`PATCH /v1/admin/users/{id}`).
+        var requireDeviceBoundPasskeys: Bool
     }
 
     @Sendable func user(request: Request, context: Context) async throws -> JSONResponse<UserDetail> {
@@ -70,7 +72,8 @@ struct AdminController {
             UserDetail(
                 user: UserResource(user),
                 registrations: registrations.map(RegistrationResource.init),
-                passkeys: passkeys.map(PasskeyResource.init)
+                passkeys: passkeys.map(PasskeyResource.init),
+                requireDeviceBoundPasskeys: user.requireDeviceBoundPasskeys
             )
         )
     }

@@ -128,6 +128,11 @@ extension APIError {
     static let appAttestKeyExists = APIError(.conflict, code: "app_attest_key_exists", message: "this App Attest key is already registered")
     static let passkeyAlreadyRegistered = APIError(.conflict, code: "passkey_already_registered", message: "this passkey is already registered")
     static let passkeyNotFound = APIError(.notFound, code: "passkey_not_found", message: "no such passkey")
+    static let deviceBoundPasskeyRequired = APIError(
+        .forbidden,
+        code: "device_bound_passkey_required",
+        message: "this account accepts only device-bound passkeys (a security key or a platform passkey that is not synced)"
+    )
     static let passkeyLocked = APIError(
         .init(code: 423, reasonPhrase: "Locked"),
         code: "passkey_locked",

@@ -39,6 +39,7 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case confirmationApproved = "confirmation.approved"
     case confirmationDeclined = "confirmation.declined"
     case confirmationFailed = "confirmation.failed"
+    case passkeyPolicyChanged = "user.passkey_policy_changed"
 }
 
 enum AuditOutcome: String, Sendable {

@@ -82,6 +82,7 @@ struct PasskeyService: Sendable {
         } catch {
             throw APIError.invalidPasskeyRegistration(error)
         }
+        if caller.user.requireDeviceBoundPasskeys && verified.backupEligible { throw APIError.deviceBoundPasskeyRequired }
         let credentialId = Base64.urlEncode(verified.credentialId)
         guard rawId == verified.credentialId else {
             throw APIError.invalidPasskeyRegistration(WebAuthnError(.malformed, "rawId is not the attested credential id"))
@@ -186,6 +187,8 @@ struct PasskeyService: Sendable {
                 userHandle: userHandle,
                 challenge: challenge
             )
+            // A synced passkey of an account that requires device-bound ones (registered before the policy).
+            if user.requireDeviceBoundPasskeys && passkey.backupEligible { throw APIError.deviceBoundPasskeyRequired }
             let (token, session) = self.sessions.make(for: user, method: .passkey)
             var events = [self.audit.event(.passkeyLogin, userId: user.id, passkeyId: passkey.id)]
             if verified.cloneWarning {

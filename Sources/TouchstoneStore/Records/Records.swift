@@ -9,6 +9,9 @@ public struct UserRecord: Sendable, Hashable {
     /// A bcrypt hash; never the password.
     public var passwordHash: String
     public var createdAt: Date
+    /// Passkeys of this account must be device-bound (not backup eligible): synced ones are refused at registration
+    /// and at sign-in.
+    public var requireDeviceBoundPasskeys = false
 
     public init(id: String, email: String, displayName: String?, passwordHash: String, createdAt: Date) {
         self.id = id

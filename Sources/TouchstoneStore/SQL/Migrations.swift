@@ -271,5 +271,13 @@ enum Migrations {
                 "ALTER TABLE registrations ADD COLUMN key_attestation_package TEXT",
             ]
         ),
+        Migration(
+            version: 11,
+            name: "device-bound passkey policy",
+            statements: [
+                // 1: this account's passkeys must be device-bound (not backup eligible).
+                "ALTER TABLE users ADD COLUMN require_device_bound_passkeys BIGINT NOT NULL DEFAULT 0"
+            ]
+        ),
     ]
 }

@@ -41,4 +41,12 @@ extension SQLTouchstoneStore {
             ).all().map(SessionRecord.init(row:))
         }
     }
+
+    public func setRequireDeviceBoundPasskeys(userId: String, required: Bool) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                "UPDATE users SET require_device_bound_passkeys = \(bind: required ? Int64(1) : 0) WHERE id = \(bind: userId) RETURNING id"
+            ).first() != nil
+        }
+    }
 }

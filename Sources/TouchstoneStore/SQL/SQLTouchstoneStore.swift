@@ -710,6 +710,7 @@ extension UserRecord {
             passwordHash: try row.decode(column: "password_hash", as: String.self),
             createdAt: try row.date("created_at")
         )
+        self.requireDeviceBoundPasskeys = try row.decode(column: "require_device_bound_passkeys", as: Int64.self) != 0
     }
 }
 

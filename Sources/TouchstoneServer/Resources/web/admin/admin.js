@@ -226,6 +226,7 @@
     $("user-detail").hidden = false;
     $("user-email").textContent = detail.user.email;
     $("user-meta").textContent = `${detail.user.displayName || "No name"} · id ${detail.user.id} · since ${when(detail.user.createdAt)}`;
+    $("user-device-bound").checked = detail.requireDeviceBoundPasskeys;
     const reload = () => showUser(id);
 
     $("user-devices").replaceChildren(...(detail.registrations.length ? detail.registrations.map((registration) => {
@@ -294,6 +295,23 @@
     await attempt(async () => {
       const result = await api("POST", `/v1/admin/users/${currentUserId}/sign-out`);
       status(`${result.revokedSessions} sessions ended.`);
+      await showUser(currentUserId);
+    });
+  }
+
+  async function changeDeviceBound() {
+    const box = $("user-device-bound");
+    const required = box.checked;
+    const question = required
+      ? "Accept only device-bound passkeys for this user? Their synced passkeys stop working."
+      : "Accept synced passkeys for this user again?";
+    if (!currentUserId || !window.confirm(question)) {
+      box.checked = !required;
+      return;
+    }
+    await attempt(async () => {
+      await api("PATCH", `/v1/admin/users/${currentUserId}`, { requireDeviceBoundPasskeys: required });
+      status(required ? "Only device-bound passkeys now." : "Synced passkeys accepted again.");
       await showUser(currentUserId);
     });
   }
@@ -384,6 +402,7 @@
     $("stats-window").addEventListener("change", loadDashboard);
     $("user-search-form").addEventListener("submit", searchUsers);
     $("sign-out-everywhere").addEventListener("click", signOutEverywhere);
+    $("user-device-bound").addEventListener("change", changeDeviceBound);
     $("policy-form").addEventListener("submit", savePolicy);
     $("audit-form").addEventListener("submit", (event) => { event.preventDefault(); loadAudit(true); });
     $("audit-more").addEventListener("click", () => loadAudit(false));
