@@ -129,6 +129,58 @@ def device_sign_in(origin, registration_id, key, valid=True):
         return False
 
 
+def signals(browser, origin, admin_key, email, authenticator):
+    """The Signal API: the page tells Chromium's passkey manager what the server knows (spied on, then passed on)."""
+    supported = browser.script("""
+        window.__signals = [];
+        const names = ["signalUnknownCredential", "signalAllAcceptedCredentials", "signalCurrentUserDetails"];
+        const present = names.filter((name) => typeof PublicKeyCredential[name] === "function");
+        for (const name of present) {
+            const original = PublicKeyCredential[name];
+            PublicKeyCredential[name] = (options) => {
+                window.__signals.push({ name, options });
+                return original.call(PublicKeyCredential, options);
+            };
+        }
+        return present;""")
+    if len(supported) < 3:
+        print(f"browser test: this Chromium lacks part of the Signal API ({supported}); its checks are skipped")
+        return
+    user = http("GET", f"{origin}/v1/admin/users?email={urllib.parse.quote(email)}", token=admin_key)["users"][0]
+    passkey = http("GET", f"{origin}/v1/admin/users/{user['id']}", token=admin_key)["passkeys"][0]
+    # The server forgets the passkey (an admin removes it); the authenticator still has it.
+    http("DELETE", f"{origin}/v1/admin/passkeys/{passkey['id']}", token=admin_key)
+    browser.click("#sign-out")
+    wait_for("the signed-out view", lambda: browser.visible("signed-out"))
+    browser.click("#passkey-sign-in")
+    wait_for("the refused sign-in", lambda: "not registered" in browser.text("status"))
+    sent = browser.script("return window.__signals")
+    unknown = [s for s in sent if s["name"] == "signalUnknownCredential"]
+    if not unknown or unknown[0]["options"] != {"rpId": "localhost", "credentialId": passkey["credentialId"]}:
+        fail(f"expected signalUnknownCredential for {passkey['credentialId']}, got {sent}")
+    print("browser test: Signal API: a passkey the server no longer knows is reported with signalUnknownCredential")
+    # A password sign-in: the page lists what the server accepts (nothing now) and the user's name.
+    browser.type("#sign-in-email", email)
+    browser.type("#sign-in-password", "correct horse battery")
+    browser.click("#sign-in-form button")
+    wait_for("the signed-in view", lambda: browser.text("who") == email)
+    wait_for("the accepted-credentials signal", lambda: any(
+        s["name"] == "signalAllAcceptedCredentials" for s in browser.script("return window.__signals")))
+    sent = browser.script("return window.__signals")
+    accepted = [s for s in sent if s["name"] == "signalAllAcceptedCredentials"][-1]["options"]
+    handle = base64.urlsafe_b64encode(user["id"].encode()).decode().rstrip("=")
+    if accepted != {"rpId": "localhost", "userId": handle, "allAcceptedCredentialIds": []}:
+        fail(f"unexpected signalAllAcceptedCredentials: {accepted}")
+    details = [s for s in sent if s["name"] == "signalCurrentUserDetails"]
+    if not details or details[-1]["options"]["name"] != email:
+        fail(f"expected signalCurrentUserDetails with the email, got {details}")
+    # Chromium passes the signals on to the authenticator: the credential the server forgot is gone from it.
+    left = browser.call("GET", f"/webauthn/authenticator/{authenticator}/credentials")
+    if left:
+        fail(f"the virtual authenticator still holds the forgotten passkey: {left}")
+    print("browser test: Signal API: accepted credentials and user details signalled; the authenticator dropped the passkey")
+
+
 def admin_console(browser, origin, admin_key, email, screenshot_path):
     password = "correct horse battery"
     # A scripted load the dashboard must show: password and device-key sign-ins, some of each failing.
@@ -327,6 +379,7 @@ def main():
         with open(screenshot_path, "wb") as file:
             file.write(base64.b64decode(browser.call("GET", "/screenshot")))
         print(f"browser test: screenshot of the signed-in page: {screenshot_path}")
+        signals(browser, origin, admin_key, email, authenticator)
         admin_console(browser, origin, admin_key, email, os.path.join(os.path.dirname(screenshot_path), "admin-dashboard.png"))
         print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval and the admin console: ok")
     except RuntimeError as error:

@@ -2,11 +2,28 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import TouchstoneCrypto
 import TouchstoneServer
 import TouchstoneTesting
+import TouchstoneWebAuthn
 
-/// WebAuthn Level 3 `hints` in the ceremony options: from the request, else from configuration, else none.
+/// WebAuthn Level 3 `hints` in the ceremony options: from the request, else from configuration, else none; and what the
+/// passkey list gives a page for the Signal API.
 struct PasskeyHintsTests {
+    @Test func thePasskeyListCarriesWhatTheSignalAPINeeds() async throws {
+        try await TestServer.run(configuration: PasskeyTests.configuration()) { client in
+            let account = try await Flow(client: client).signUp()
+            let browser = PasskeyTests.Browser(client: client)
+            let (credential, _) = try await browser.register(account.token)
+            let list = try await client.request(.get, "/v1/passkeys", token: account.token)
+            #expect(list.value("rpId") == "app.example")
+            // The user handle the passkey was made with (the creation options' user.id).
+            #expect(list.value("userHandle") == Base64.urlEncode(Array(account.userId.utf8)))
+            let passkeys = try #require(list.json["passkeys"] as? [[String: Any]])
+            #expect(passkeys.first?["credentialId"] as? String == Base64.urlEncode(credential.id))
+        }
+    }
+
     @Test func optionsCarryTheRequestsHintsOrTheConfiguredOnes() async throws {
         let configuration = PasskeyTests.configuration { $0.passkeys.hints = ["client-device", "hybrid"] }
         try await TestServer.run(configuration: configuration) { client in

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import TouchstoneCrypto
 import TouchstoneStore
 import TouchstoneWebAuthn
 
@@ -28,7 +29,13 @@ struct PasskeyController {
     }
 
     struct PasskeyBody: Encodable { var passkey: PasskeyResource }
-    struct PasskeyList: Encodable { var passkeys: [PasskeyResource] }
+    /// The caller's passkeys, with what a page needs to tell the browser's passkey manager about them (the Signal
+    /// API): the RP ID and the user handle the passkeys were made with.
+    struct PasskeyList: Encodable {
+        var passkeys: [PasskeyResource]
+        var rpId: String
+        var userHandle: String
+    }
 
     struct RegistrationOptionsInput: Decodable {
         var hints: [String]?
@@ -93,7 +100,14 @@ struct PasskeyController {
     @Sendable func list(request: Request, context: Context) async throws -> JSONResponse<PasskeyList> {
         let caller = try context.requireIdentity()
         let passkeys = try await self.store.passkeys(userId: caller.user.id)
-        return JSONResponse(.ok, PasskeyList(passkeys: passkeys.map(PasskeyResource.init)))
+        return JSONResponse(
+            .ok,
+            PasskeyList(
+                passkeys: passkeys.map(PasskeyResource.init),
+                rpId: self.service.relyingParty.id,
+                userHandle: Base64.urlEncode(PasskeyService.userHandle(of: caller.user.id))
+            )
+        )
     }
 
     struct RenameInput: Decodable {

@@ -99,9 +99,12 @@ struct PasskeyResource: Encodable {
     var lastUsedAt: String?
     /// Locked after too many failed assertions (`POST /v1/passkeys/{id}/unlock`).
     var locked: Bool
+    /// The credential id (base64url), as the authenticator knows it: what the Signal API names.
+    var credentialId: String
 
     init(_ record: PasskeyRecord) {
         self.locked = record.lockedAt != nil
+        self.credentialId = record.credentialId
         self.id = record.id
         self.name = record.name
         self.aaguid = record.aaguid
@@ -111,11 +114,12 @@ struct PasskeyResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt, locked }
+    enum CodingKeys: CodingKey { case id, credentialId, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt, locked }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.id, forKey: .id)
+        try container.encode(self.credentialId, forKey: .credentialId)
         try container.encode(self.name, forKey: .name)
         try container.encode(self.aaguid, forKey: .aaguid)
         try container.encode(self.backupEligible, forKey: .backupEligible)

@@ -112,8 +112,43 @@ function listItem(text, detail, actions) {
   return item;
 }
 
+// MARK: The Signal API: keep the browser's passkey manager in step with the server (where the browser has it).
+
+// Tells the passkey manager which of this user's passkeys the server still accepts (others disappear from its lists),
+// and the user's current name.
+async function signalAccepted({ passkeys, rpId, userHandle }) {
+  if (!window.PublicKeyCredential) return;
+  try {
+    if (PublicKeyCredential.signalAllAcceptedCredentials) {
+      await PublicKeyCredential.signalAllAcceptedCredentials({
+        rpId, userId: userHandle, allAcceptedCredentialIds: passkeys.map((passkey) => passkey.credentialId),
+      });
+    }
+    if (PublicKeyCredential.signalCurrentUserDetails && session) {
+      await PublicKeyCredential.signalCurrentUserDetails({
+        rpId, userId: userHandle, name: session.user.email, displayName: session.user.displayName || session.user.email,
+      });
+    }
+  } catch (error) {
+    console.warn("passkey signal not delivered", error);
+  }
+}
+
+// Tells the passkey manager that a credential the user picked is not one the server knows (removed, or from another
+// database): it may hide or delete it. Only the holder of the credential learns this; no account is revealed.
+async function signalUnknown(rpId, credentialId) {
+  if (!window.PublicKeyCredential || !PublicKeyCredential.signalUnknownCredential) return;
+  try {
+    await PublicKeyCredential.signalUnknownCredential({ rpId, credentialId });
+  } catch (error) {
+    console.warn("passkey signal not delivered", error);
+  }
+}
+
 async function refreshLists() {
-  const { passkeys } = await api("GET", "/v1/passkeys");
+  const list = await api("GET", "/v1/passkeys");
+  const { passkeys } = list;
+  await signalAccepted(list);
   $("passkeys").replaceChildren(
     ...(passkeys.length ? passkeys.map((passkey) =>
       listItem(passkey.name || "Unnamed passkey", `added ${new Date(passkey.createdAt).toLocaleDateString()}${passkey.backedUp ? ", synced" : ""}`, [
@@ -166,8 +201,13 @@ async function addPasskey() {
   await refreshLists();
 }
 
-async function finishPasskeySignIn(credential, how) {
-  showSignedIn(await api("POST", "/v1/passkeys/authentications/verify", credentialJSON(credential)));
+async function finishPasskeySignIn(credential, how, rpId) {
+  try {
+    showSignedIn(await api("POST", "/v1/passkeys/authentications/verify", credentialJSON(credential)));
+  } catch (error) {
+    if (error.code === "passkey_not_found") await signalUnknown(rpId, credential.id);
+    throw error;
+  }
   setStatus(`Signed in with a passkey${how}.`);
 }
 
@@ -176,7 +216,7 @@ async function passkeySignIn() {
   const email = $("sign-in-email").value;
   const options = await api("POST", "/v1/passkeys/authentications/options", email ? { email } : {});
   const credential = await navigator.credentials.get({ publicKey: requestOptions(options) });
-  await finishPasskeySignIn(credential, "");
+  await finishPasskeySignIn(credential, "", options.rpId);
 }
 
 // Autofill: offer passkeys in the email field's suggestions where the browser supports conditional mediation.
@@ -191,7 +231,7 @@ async function startConditionalSignIn() {
       mediation: "conditional",
       signal: conditionalAbort.signal,
     });
-    await finishPasskeySignIn(credential, " (autofill)");
+    await finishPasskeySignIn(credential, " (autofill)", options.rpId);
   } catch (error) {
     if (error.name !== "AbortError") setStatus(error.message, true);
   }
