@@ -56,7 +56,7 @@ struct PasskeyController {
     @Sendable func verifyRegistration(request: Request, context: Context) async throws -> JSONResponse<PasskeyBody> {
         let caller = try context.requireIdentity()
         let body = try await request.decodeJSON(as: NamedRegistrationResponse.self, context: context)
-        let passkey = try await self.service.verifyRegistration(caller: caller, response: body.credential, name: body.name)
+        let passkey = try await self.service.verifyRegistration(caller: caller, response: body.credential, name: body.name, mediation: body.mediation)
         return JSONResponse(.created, PasskeyBody(passkey: PasskeyResource(passkey)))
     }
 

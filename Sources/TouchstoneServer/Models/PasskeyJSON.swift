@@ -6,12 +6,20 @@ import TouchstoneWebAuthn
 struct NamedRegistrationResponse: Decodable {
     var credential: RegistrationResponseJSON
     var name: String?
+    /// `conditional` for an automatic upgrade (`navigator.credentials.create({mediation: "conditional"})`).
+    var mediation: RelyingParty.Mediation
 
-    enum CodingKeys: CodingKey { case name }
+    enum CodingKeys: CodingKey { case name, mediation }
 
     init(from decoder: any Decoder) throws {
         self.credential = try RegistrationResponseJSON(from: decoder)
-        self.name = try decoder.container(keyedBy: CodingKeys.self).decodeDisplayTextIfPresent(.name)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.name = try container.decodeDisplayTextIfPresent(.name)
+        let mediation = try container.decodeIfPresent(String.self, forKey: .mediation) ?? "modal"
+        guard let value = RelyingParty.Mediation(rawValue: mediation) else {
+            throw APIError.invalidRequest("field 'mediation' must be modal or conditional")
+        }
+        self.mediation = value
     }
 }
 
@@ -101,10 +109,13 @@ struct PasskeyResource: Encodable {
     var locked: Bool
     /// The credential id (base64url), as the authenticator knows it: what the Signal API names.
     var credentialId: String
+    /// `modal` or `conditional` (an automatic upgrade).
+    var createdVia: String
 
     init(_ record: PasskeyRecord) {
         self.locked = record.lockedAt != nil
         self.credentialId = record.credentialId
+        self.createdVia = record.createdVia
         self.id = record.id
         self.name = record.name
         self.aaguid = record.aaguid
@@ -114,7 +125,7 @@ struct PasskeyResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, credentialId, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt, locked }
+    enum CodingKeys: CodingKey { case id, credentialId, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt, locked, createdVia }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -127,5 +138,6 @@ struct PasskeyResource: Encodable {
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
         try container.encode(self.locked, forKey: .locked)
+        try container.encode(self.createdVia, forKey: .createdVia)
     }
 }

@@ -64,10 +64,17 @@ struct PasskeyService: Sendable {
         )
     }
 
-    func verifyRegistration(caller: AuthenticatedSession, response: RegistrationResponseJSON, name: String?) async throws
+    func verifyRegistration(
+        caller: AuthenticatedSession,
+        response: RegistrationResponseJSON,
+        name: String?,
+        mediation: RelyingParty.Mediation = .modal
+    ) async throws
         -> PasskeyRecord
     {
         let now = self.now()
+        // An automatic upgrade is made without a gesture: it must follow a password sign-in closely.
+        if mediation == .conditional { try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow) }
         let (rawId, clientDataJSON, attestationObject) = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
         let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .registration, at: now)
         guard challenge.userId == caller.user.id else { throw APIError.challengeNotFound }
@@ -77,6 +84,7 @@ struct PasskeyService: Sendable {
                 clientDataJSON: clientDataJSON,
                 attestationObject: attestationObject,
                 challenge: try Self.decode(challenge.challenge, field: "challenge"),
+                mediation: mediation,
                 at: now
             )
         } catch {
@@ -87,7 +95,7 @@ struct PasskeyService: Sendable {
         guard rawId == verified.credentialId else {
             throw APIError.invalidPasskeyRegistration(WebAuthnError(.malformed, "rawId is not the attested credential id"))
         }
-        let record = PasskeyRecord(
+        var record = PasskeyRecord(
             id: self.secrets.newIdentifier(),
             credentialId: credentialId,
             userId: caller.user.id,
@@ -102,12 +110,18 @@ struct PasskeyService: Sendable {
             attestationType: verified.attestationType.rawValue,
             createdAt: now
         )
+        record.createdVia = mediation.rawValue
         do {
             try await self.store.insertPasskey(record)
         } catch let error as StoreError where error == .conflict {
             throw APIError.passkeyAlreadyRegistered
         }
-        try await self.audit.record(.passkeyAdded, userId: caller.user.id, passkeyId: record.id)
+        try await self.audit.record(
+            .passkeyAdded,
+            userId: caller.user.id,
+            passkeyId: record.id,
+            reason: mediation == .conditional ? "conditional" : nil
+        )
         return record
     }
 

@@ -289,6 +289,8 @@ public struct PasskeyRecord: Sendable, Hashable {
     public var failedAttempts: Int64 = 0
     /// When too many failed assertions locked the passkey (nil: not locked).
     public var lockedAt: Date?
+    /// How the passkey was made: `modal` (the browser's dialog) or `conditional` (an automatic upgrade).
+    public var createdVia = "modal"
 
     public init(
         id: String,

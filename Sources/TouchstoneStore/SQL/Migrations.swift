@@ -279,5 +279,13 @@ enum Migrations {
                 "ALTER TABLE users ADD COLUMN require_device_bound_passkeys BIGINT NOT NULL DEFAULT 0"
             ]
         ),
+        Migration(
+            version: 12,
+            name: "how passkeys are made",
+            statements: [
+                // modal (the browser's dialog) or conditional (an automatic upgrade after a password sign-in).
+                "ALTER TABLE passkeys ADD COLUMN created_via TEXT NOT NULL DEFAULT 'modal'"
+            ]
+        ),
     ]
 }

@@ -414,13 +414,13 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                     """
                     INSERT INTO passkeys (id, credential_id, user_id, name, public_key, algorithm, sign_count, aaguid,
                         backup_eligible, backed_up, attestation_format, attestation_type, clone_warnings, created_at,
-                        last_used_at)
+                        last_used_at, created_via)
                     VALUES (\(bind: passkey.id), \(bind: passkey.credentialId), \(bind: passkey.userId), \(bind: passkey.name),
                         \(bind: passkey.publicKey.base64URL), \(bind: Int64(passkey.algorithm)), \(bind: passkey.signCount),
                         \(bind: passkey.aaguid), \(bind: Int64(passkey.backupEligible ? 1 : 0)),
                         \(bind: Int64(passkey.backedUp ? 1 : 0)), \(bind: passkey.attestationFormat),
                         \(bind: passkey.attestationType), \(bind: passkey.cloneWarnings), \(bind: passkey.createdAt.millis),
-                        \(bind: passkey.lastUsedAt?.millis))
+                        \(bind: passkey.lastUsedAt?.millis), \(bind: passkey.createdVia))
                     """
                 ).run()
             }
@@ -809,6 +809,7 @@ extension PasskeyRecord {
         )
         self.failedAttempts = try row.decode(column: "failed_attempts", as: Int64.self)
         self.lockedAt = try row.optionalDate("locked_at")
+        self.createdVia = try row.decode(column: "created_via", as: String.self)
     }
 }
 

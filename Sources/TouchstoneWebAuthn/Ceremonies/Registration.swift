@@ -33,10 +33,20 @@ extension RelyingParty {
     ///   - challenge: The challenge this relying party issued for the ceremony.
     ///   - time: The time at which attestation certificates must be valid.
     /// - Throws: ``WebAuthnError`` naming the step that failed.
+    /// How the browser was asked to create the credential (`CredentialMediationRequirement`).
+    public enum Mediation: String, Sendable, Hashable, CaseIterable {
+        /// The usual dialog: the user is present (UP) by definition.
+        case modal
+        /// Conditional create (an automatic passkey upgrade after a password sign-in): the authenticator may create the
+        /// credential without a gesture, so UP is not required (§7.1 step 14).
+        case conditional
+    }
+
     public func verifyRegistration(
         clientDataJSON: [UInt8],
         attestationObject: [UInt8],
         challenge: [UInt8],
+        mediation: Mediation = .modal,
         at time: Date = Date()
     ) async throws(WebAuthnError) -> VerifiedRegistration {
         // Steps 5–6: parse the client data.
@@ -48,7 +58,7 @@ extension RelyingParty {
         // Step 12: decode the attestation object into fmt, authData and attStmt.
         let (format, authData, statement) = try Self.decodeAttestationObject(attestationObject)
         // Steps 13–16: RP ID hash, user presence, user verification, backup flags.
-        try self.checkAuthenticatorData(authData)
+        try self.checkAuthenticatorData(authData, userPresenceRequired: mediation != .conditional)
         guard let credential = authData.attestedCredentialData else {
             throw WebAuthnError.malformed("authenticator data carries no attested credential data")
         }

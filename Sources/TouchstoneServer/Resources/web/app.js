@@ -191,6 +191,28 @@ async function signIn(event) {
   event.preventDefault();
   showSignedIn(await api("POST", "/v1/sessions", { email: $("sign-in-email").value, password: $("sign-in-password").value }));
   setStatus("Signed in with your password.");
+  upgradeToPasskey();
+}
+
+// An automatic passkey upgrade: right after a password sign-in, where the browser supports conditional create, ask it
+// to make a passkey without a dialog (its password manager decides, usually for the account whose password it just
+// filled in). The server accepts it within the recent-sign-in window and records it as "conditional".
+async function upgradeToPasskey() {
+  try {
+    if (!window.PublicKeyCredential || !PublicKeyCredential.getClientCapabilities) return;
+    const capabilities = await PublicKeyCredential.getClientCapabilities();
+    if (!capabilities.conditionalCreate) return;
+    const { passkeys } = await api("GET", "/v1/passkeys");
+    if (passkeys.length) return;
+    const options = await api("POST", "/v1/passkeys/registrations/options", {});
+    const credential = await navigator.credentials.create({ publicKey: creationOptions(options), mediation: "conditional" });
+    await api("POST", "/v1/passkeys/registrations/verify", { ...credentialJSON(credential), name: "Passkey (automatic upgrade)", mediation: "conditional" });
+    setStatus("A passkey was added to your account: next time, sign in without your password.");
+    await refreshLists();
+  } catch (error) {
+    // The browser declined quietly (no saved password, the user opted out): nothing to report.
+    console.info("no automatic passkey upgrade", error);
+  }
 }
 
 async function addPasskey() {
