@@ -111,11 +111,14 @@ struct PasskeyResource: Encodable {
     var credentialId: String
     /// `modal` or `conditional` (an automatic upgrade).
     var createdVia: String
+    /// The passkey provider's name when its AAGUID is known ("Google Password Manager"), else null.
+    var authenticatorName: String?
 
     init(_ record: PasskeyRecord) {
         self.locked = record.lockedAt != nil
         self.credentialId = record.credentialId
         self.createdVia = record.createdVia
+        self.authenticatorName = KnownAuthenticators.name(forAAGUID: record.aaguid)
         self.id = record.id
         self.name = record.name
         self.aaguid = record.aaguid
@@ -125,7 +128,8 @@ struct PasskeyResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, credentialId, name, aaguid, backupEligible, backedUp, createdAt, lastUsedAt, locked, createdVia }
+    enum CodingKeys: CodingKey { case id, credentialId, name, aaguid, authenticatorName, backupEligible, backedUp, createdAt, lastUsedAt, locked, createdVia
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -133,6 +137,7 @@ struct PasskeyResource: Encodable {
         try container.encode(self.credentialId, forKey: .credentialId)
         try container.encode(self.name, forKey: .name)
         try container.encode(self.aaguid, forKey: .aaguid)
+        try container.encode(self.authenticatorName, forKey: .authenticatorName)
         try container.encode(self.backupEligible, forKey: .backupEligible)
         try container.encode(self.backedUp, forKey: .backedUp)
         try container.encode(self.createdAt, forKey: .createdAt)

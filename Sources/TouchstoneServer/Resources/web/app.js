@@ -151,7 +151,8 @@ async function refreshLists() {
   await signalAccepted(list);
   $("passkeys").replaceChildren(
     ...(passkeys.length ? passkeys.map((passkey) =>
-      listItem(passkey.name || "Unnamed passkey", `added ${new Date(passkey.createdAt).toLocaleDateString()}${passkey.backedUp ? ", synced" : ""}`, [
+      listItem(passkey.name || passkey.authenticatorName || "Unnamed passkey",
+        `${passkey.authenticatorName && passkey.name ? passkey.authenticatorName + ", " : ""}added ${new Date(passkey.createdAt).toLocaleDateString()}${passkey.backedUp ? ", synced" : ", this device only"}`, [
         ["Rename", async () => {
           const name = prompt("New name", passkey.name || "");
           if (name === null) return;

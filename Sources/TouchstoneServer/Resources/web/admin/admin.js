@@ -254,7 +254,7 @@
     $("user-passkeys").replaceChildren(...(detail.passkeys.length ? detail.passkeys.map((passkey) => {
       const item = element("li", { "data-passkey": passkey.id },
         element("span", {}, passkey.name || "Passkey", " ",
-          element("small", {}, `${passkey.backedUp ? "synced" : "this device only"} · AAGUID ${passkey.aaguid} · last used ${when(passkey.lastUsedAt)}`)),
+          element("small", {}, `${passkey.authenticatorName || `AAGUID ${passkey.aaguid}`} · ${passkey.backedUp ? "synced" : "this device only"} · last used ${when(passkey.lastUsedAt)}`)),
         badge(passkey.locked ? "locked" : "active"));
       if (passkey.locked) {
         item.append(action("Unlock", "Unlock this passkey?", async () => {
