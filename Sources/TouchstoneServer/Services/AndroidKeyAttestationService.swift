@@ -28,20 +28,8 @@ struct AndroidKeyAttestationService: Sendable {
 
     func issueChallenge(caller: AuthenticatedSession) async throws -> (challenge: String, expiresAt: Date) {
         try self.requireEnabled()
-        let now = self.now()
-        let challenge = self.secrets.newChallenge()
-        let expiresAt = now.addingTimeInterval(self.challengeTTL)
-        try await self.store.insertWebAuthnChallenge(
-            WebAuthnChallengeRecord(
-                challenge: challenge,
-                purpose: .androidKeyAttestation,
-                userId: caller.user.id,
-                allowCredentials: [],
-                createdAt: now,
-                expiresAt: expiresAt
-            )
-        )
-        return (challenge, expiresAt)
+        return try await self.store.issueOneTimeChallenge(
+            .androidKeyAttestation, userId: caller.user.id, secrets: self.secrets, now: self.now(), lifetime: self.challengeTTL)
     }
 
     /// Verifies the attestation chain of `key`, consumes its challenge, and returns what to record.

@@ -28,20 +28,8 @@ struct AppAttestService: Sendable {
 
     func issueChallenge() async throws -> (challenge: String, expiresAt: Date) {
         try self.requireEnabled()
-        let now = self.now()
-        let challenge = self.secrets.newChallenge()
-        let expiresAt = now.addingTimeInterval(self.challengeTTL)
-        try await self.store.insertWebAuthnChallenge(
-            WebAuthnChallengeRecord(
-                challenge: challenge,
-                purpose: .appAttest,
-                userId: nil,
-                allowCredentials: [],
-                createdAt: now,
-                expiresAt: expiresAt
-            )
-        )
-        return (challenge, expiresAt)
+        return try await self.store.issueOneTimeChallenge(
+            .appAttest, userId: nil, secrets: self.secrets, now: self.now(), lifetime: self.challengeTTL)
     }
 
     /// Verifies an attestation and stores its key.
@@ -116,5 +104,30 @@ struct AppAttestService: Sendable {
             throw APIError.challengeNotFound
         }
         guard now < record.expiresAt else { throw APIError.challengeExpired }
+    }
+}
+
+extension TouchstoneStore {
+    /// Stores a new single-use challenge for `purpose` (bound to `userId` when given), valid for `lifetime`.
+    func issueOneTimeChallenge(
+        _ purpose: ChallengePurpose,
+        userId: String?,
+        secrets: Secrets,
+        now: Date,
+        lifetime: TimeInterval
+    ) async throws -> (challenge: String, expiresAt: Date) {
+        let challenge = secrets.newChallenge()
+        let expiresAt = now.addingTimeInterval(lifetime)
+        try await self.insertWebAuthnChallenge(
+            WebAuthnChallengeRecord(
+                challenge: challenge,
+                purpose: purpose,
+                userId: userId,
+                allowCredentials: [],
+                createdAt: now,
+                expiresAt: expiresAt
+            )
+        )
+        return (challenge, expiresAt)
     }
 }
