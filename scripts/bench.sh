@@ -124,9 +124,11 @@ stop_servers
 # PostgreSQL, two instances sharing one database, when a cluster can be started here.
 if pg_url=$(PG_FSYNC=on scripts/postgres.sh start "$work/pg" 55499 2>"$work/pg.log"); then
   pg_dir="$work/pg"
-  start_server 18404 "$pg_url"
+  # Both instances seal and open the token-signing keys with the same key-encryption key (required on PostgreSQL).
+  kek=$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')
+  start_server 18404 "$pg_url" TOUCHSTONE_KEY_ENCRYPTION_KEY="$kek"
   first=$server_pid
-  start_server 18405 "$pg_url"
+  start_server 18405 "$pg_url" TOUCHSTONE_KEY_ENCRYPTION_KEY="$kek"
   second=$server_pid
   for kind in biometric passkey; do
     for n in $levels; do
