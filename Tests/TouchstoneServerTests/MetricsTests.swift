@@ -309,7 +309,18 @@ struct MetricsTests {
         #expect(configuration.metricsAddress == MetricsAddress(host: "::1", port: 9464))
         #expect(TouchstoneConfiguration().logFormat == .text)
         #expect(TouchstoneConfiguration().metricsAddress == nil)
-        for bad in [["TOUCHSTONE_LOG_FORMAT": "xml"], ["TOUCHSTONE_METRICS_ADDRESS": "9464"], ["TOUCHSTONE_METRICS_ADDRESS": "host:99999"]] {
+        let traced = try TouchstoneConfiguration(environment: [
+            "TOUCHSTONE_OTLP_ENDPOINT": "http://otel-collector:4318", "TOUCHSTONE_OTLP_PROTOCOL": "http/json",
+            "TOUCHSTONE_TRACE_SAMPLE_RATIO": "0.25",
+        ])
+        #expect(traced.tracing.enabled && traced.tracing.otlpEndpoint == "http://otel-collector:4318")
+        #expect(traced.tracing.protocolName == "http/json" && traced.tracing.sampleRatio == 0.25)
+        #expect(!TouchstoneConfiguration().tracing.enabled)
+        for bad in [
+            ["TOUCHSTONE_LOG_FORMAT": "xml"], ["TOUCHSTONE_METRICS_ADDRESS": "9464"], ["TOUCHSTONE_METRICS_ADDRESS": "host:99999"],
+            ["TOUCHSTONE_OTLP_ENDPOINT": "otel-collector:4318"], ["TOUCHSTONE_OTLP_ENDPOINT": "ftp://collector"],
+            ["TOUCHSTONE_OTLP_PROTOCOL": "grpc"], ["TOUCHSTONE_TRACE_SAMPLE_RATIO": "1.5"], ["TOUCHSTONE_TRACE_SAMPLE_RATIO": "half"],
+        ] {
             #expect(throws: ConfigurationError.self) { try TouchstoneConfiguration(environment: bad) }
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import TouchstoneCrypto
 import TouchstoneStore
 
 extension HTTPField.Name {
@@ -32,7 +33,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
         if let peer, self.trustedProxies.contains(peer), let sent = request.headers[.requestId], Self.acceptable(sent) {
             id = sent
         } else {
-            id = self.randomBytes(12).map { String(format: "%02x", $0) }.joined()
+            id = Hex.encode(self.randomBytes(12))
         }
         context.logger[metadataKey: "request_id"] = .string(id)
         let route = context.endpointPath ?? "unmatched"

@@ -72,14 +72,16 @@ final class GroupCommitQueue: Sendable {
 
     private let database: any SQLDatabase
     private let state = NIOLockedValueBox(State())
-    /// Reports each batch's size and its COMMIT's duration (the fsync), when set.
-    private let metrics: (any MetricsFactory)?
+    /// Each batch's COMMIT duration (the fsync) and size, when metrics are reported.
+    private let commitTimer: Timer?
+    private let batchSizes: Recorder?
 
     init(database: any SQLDatabase, maximumBatch: Int = GroupCommitQueue.defaultMaximumBatch, metrics: (any MetricsFactory)? = nil) {
         precondition(maximumBatch >= 1, "a batch holds at least one operation")
         self.database = database
         self.maximumBatch = maximumBatch
-        self.metrics = metrics
+        self.commitTimer = metrics.map { Timer(label: "touchstone_sqlite_commit_duration_seconds", factory: $0) }
+        self.batchSizes = metrics.map { Recorder(label: "touchstone_sqlite_commit_batch_size", factory: $0) }
     }
 
     /// Runs `body` in the next group transaction.
@@ -156,11 +158,8 @@ final class GroupCommitQueue: Sendable {
                     span.attributes["touchstone.batch_size"] = ran
                     try await self.database.raw("COMMIT").run()
                 }
-                if let metrics {
-                    let elapsed = DispatchTime.now().uptimeNanoseconds - start
-                    Timer(label: "touchstone_sqlite_commit_duration_seconds", factory: metrics).recordNanoseconds(Int64(clamping: elapsed))
-                    Recorder(label: "touchstone_sqlite_commit_batch_size", factory: metrics).record(ran)
-                }
+                self.commitTimer?.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds - start))
+                self.batchSizes?.record(ran)
             } catch {
                 batchError = error
                 try? await self.database.raw("ROLLBACK").run()

@@ -9,27 +9,35 @@ import Tracing
 public struct InstrumentedExecutor: SQLExecutor {
     let base: any SQLExecutor
     let engine: String
-    let factory: any MetricsFactory
+    private let inFlight: Meter
+    /// One timer per kind and outcome, made once: the labels are fixed, so no lookup per operation.
+    private let timers: [String: Timer]
 
     public init(_ base: any SQLExecutor, engine: String, factory: any MetricsFactory) {
         self.base = base
         self.engine = engine
-        self.factory = factory
+        self.inFlight = Meter(label: "touchstone_db_operations_in_flight", dimensions: [("engine", engine)], factory: factory)
+        var timers: [String: Timer] = [:]
+        for kind in ["read", "write", "transaction"] {
+            for outcome in ["ok", "error"] {
+                timers["\(kind)/\(outcome)"] = Timer(
+                    label: "touchstone_db_operation_duration_seconds",
+                    dimensions: [("engine", engine), ("kind", kind), ("outcome", outcome)],
+                    factory: factory
+                )
+            }
+        }
+        self.timers = timers
     }
 
     private func measure<R: Sendable>(_ kind: String, _ body: () async throws -> R) async throws -> R {
-        let inFlight = Meter(label: "touchstone_db_operations_in_flight", dimensions: [("engine", self.engine)], factory: self.factory)
-        inFlight.increment()
-        defer { inFlight.decrement() }
+        self.inFlight.increment()
+        defer { self.inFlight.decrement() }
         let start = DispatchTime.now().uptimeNanoseconds
         var outcome = "ok"
         defer {
             let elapsed = DispatchTime.now().uptimeNanoseconds - start
-            Timer(
-                label: "touchstone_db_operation_duration_seconds",
-                dimensions: [("engine", self.engine), ("kind", kind), ("outcome", outcome)],
-                factory: self.factory
-            ).recordNanoseconds(Int64(clamping: elapsed))
+            self.timers["\(kind)/\(outcome)"]?.recordNanoseconds(Int64(clamping: elapsed))
         }
         do {
             // A child span of the request's (a no-op unless the server was started with tracing).

@@ -252,7 +252,7 @@ public struct AndroidAttestationStatusList: Sendable, Hashable {
 
     /// A serial number as the list spells it.
     static func key(for serial: Certificate.SerialNumber) -> String {
-        normalized(serial.bytes.map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined())
+        normalized(Hex.encode(serial.bytes))
     }
 
     private static func normalized(_ hex: String) -> String {
