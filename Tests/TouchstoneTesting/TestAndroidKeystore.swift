@@ -21,6 +21,8 @@ public struct TestAndroidKeystore: Sendable {
         public var allApplications = false
         public var packageNames = ["com.example.touchstone"]
         public var signatureDigests: [[UInt8]] = [TestAndroidKeystore.signingCertificateSHA256]
+        /// Bytes to put in the attestation application id instead of the DER made from the packages and digests.
+        public var rawApplicationId: [UInt8]?
 
         public init(challenge: [UInt8]) {
             self.challenge = challenge
@@ -112,7 +114,8 @@ public struct TestAndroidKeystore: Sendable {
             try coder.serialize(ASN1OctetString(contentBytes: []))  // uniqueId
             // softwareEnforced: the application id, as Android puts it there.
             try coder.appendConstructedNode(identifier: .sequence) { list in
-                try Self.field(709, in: &list) { try $0.serialize(ASN1OctetString(contentBytes: try Self.applicationId(key)[...])) }
+                let applicationId = try key.rawApplicationId ?? Self.applicationId(key)
+                try Self.field(709, in: &list) { try $0.serialize(ASN1OctetString(contentBytes: applicationId[...])) }
             }
             // hardwareEnforced, in tag order.
             try coder.appendConstructedNode(identifier: .sequence) { list in

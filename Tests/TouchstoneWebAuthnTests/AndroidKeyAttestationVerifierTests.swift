@@ -88,6 +88,8 @@ struct AndroidKeyAttestationVerifierTests {
         await Self.expectFailure(.appNotAllowed) { _ = try await Self.verify { $0.packageNames = ["com.example.other"] } }
         await Self.expectFailure(.appNotAllowed) { _ = try await Self.verify { $0.signatureDigests = [Array(repeating: 1, count: 32)] } }
         await Self.expectFailure(.appNotAllowed) { _ = try await Self.verify(apps: []) }
+        // An application id that is not an AttestationApplicationId.
+        await Self.expectFailure(.malformed) { _ = try await Self.verify { $0.rawApplicationId = [0x04, 0x01, 0x00] } }
         // One package of a shared user id being allowed is enough, with its certificate.
         _ = try await Self.verify { $0.packageNames = ["com.example.helper", "com.example.touchstone"] }
     }
