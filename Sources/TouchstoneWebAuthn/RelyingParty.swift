@@ -55,6 +55,14 @@ public struct RelyingParty: Sendable {
     public var trustAnchors: [Certificate] = []
     /// The weakest attestation accepted; with `.basic` (or stronger) the chain must reach a trust anchor.
     public var minimumAttestation: AttestationType = .none
+    /// Authenticator metadata (a verified FIDO MDS BLOB): each model's attestation roots are trust anchors for that
+    /// model (by AAGUID; FIDO U2F by attestation key identifier), and its status reports are checked at registration.
+    public var metadata: MetadataBLOB?
+    /// Status reports that refuse a registration when they apply to the authenticator (``MetadataEntry/activeReport(refusing:attestationCertificate:)``).
+    public var refusedStatuses: Set<AuthenticatorStatus> = AuthenticatorStatus.compromised
+    /// Accept only authenticators that ``metadata`` lists as FIDO certified and whose attestation chains to a trust
+    /// anchor ("certified authenticators only"; needs attestation conveyance `direct` or `enterprise`).
+    public var requireCertifiedAuthenticators: Bool = false
     /// Reject (rather than only report) an assertion whose sign counter did not increase.
     public var rejectCounterRegression: Bool = false
 

@@ -17,9 +17,15 @@ extension RelyingParty {
 
 extension VerifiedRegistration {
     /// The AAGUID as a lowercase UUID string (`00000000-0000-0000-0000-000000000000` for authenticators that hide it).
-    public var aaguidString: String {
-        let hex = Array(self.aaguid.map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined())
-        guard self.aaguid.count == 16 else { return String(hex) }
+    public var aaguidString: String { AAGUID.string(self.aaguid) }
+}
+
+/// Authenticator model identifiers.
+enum AAGUID {
+    /// 16 bytes as a lowercase UUID string (other lengths as plain hex).
+    static func string(_ bytes: [UInt8]) -> String {
+        let hex = Array(bytes.map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined())
+        guard bytes.count == 16 else { return String(hex) }
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
     }
 }

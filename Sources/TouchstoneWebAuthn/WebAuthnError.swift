@@ -19,6 +19,10 @@ public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidAttestation = "invalid_attestation"
         case untrustedAttestation = "untrusted_attestation"
         case attestationTypeNotAllowed = "attestation_type_not_allowed"
+        /// The authenticator's metadata carries a status report the relying party refuses (a known compromise).
+        case authenticatorStatusRefused = "authenticator_status_refused"
+        /// Only FIDO-certified authenticators with trusted attestation are accepted, and this one is not.
+        case uncertifiedAuthenticator = "uncertified_authenticator"
         case invalidSignature = "invalid_signature"
         case credentialNotAllowed = "credential_not_allowed"
         case userHandleMismatch = "user_handle_mismatch"

@@ -20,6 +20,11 @@ public struct VerifiedRegistration: Sendable {
     public var backupEligible: Bool
     public var backupState: Bool
     public var trustPath: [Certificate]
+    /// The authenticator model's metadata entry, when ``RelyingParty/metadata`` knows it.
+    public var metadata: MetadataEntry?
+    /// The attestation certificate's key identifier (``MetadataEntry/keyIdentifier(of:)``), for certificate-based
+    /// attestation: how metadata names U2F authenticators.
+    public var attestationKeyIdentifier: String?
 }
 
 extension RelyingParty {
@@ -73,12 +78,17 @@ extension RelyingParty {
         let outcome = try verifier.verify(
             AttestationInput(statement: statement, authData: authData, credential: credential, clientDataHash: clientDataHash)
         )
-        // Step 23: certificate-based attestation must chain to a trust anchor to be trusted. When trust anchors are
-        // configured, a certificate outside its validity period at `time`, or a chain that reaches none of them,
-        // fails the registration (it is not merely reported as untrusted); without anchors nothing can be trusted and
-        // the attestation is reported as it is.
+        // Step 23: certificate-based attestation must chain to a trust anchor to be trusted: the configured anchors and,
+        // when metadata describes this authenticator model, the roots it lists for it. When there are anchors, a
+        // certificate outside its validity period at `time`, or a chain that reaches none of them, fails the
+        // registration (it is not merely reported as untrusted); without anchors nothing can be trusted and the
+        // attestation is reported as it is.
+        let aaguid = AAGUID.string(credential.aaguid)
+        let leaf = outcome.trustPath.first
+        let entry = self.metadata?.entry(format: format, aaguid: aaguid, attestationCertificate: leaf)
+        let anchors = self.trustAnchors + (entry?.attestationRoots ?? [])
         var trusted = false
-        if !outcome.trustPath.isEmpty && !self.trustAnchors.isEmpty {
+        if !outcome.trustPath.isEmpty && !anchors.isEmpty {
             for certificate in outcome.trustPath where !(certificate.notValidBefore...certificate.notValidAfter).contains(time) {
                 throw WebAuthnError(
                     .untrustedAttestation,
@@ -86,10 +96,31 @@ extension RelyingParty {
                         + "\(certificate.notValidBefore) to \(certificate.notValidAfter)"
                 )
             }
-            guard await Self.chainIsTrusted(outcome.trustPath, anchors: self.trustAnchors, at: time) else {
-                throw WebAuthnError(.untrustedAttestation, "the attestation certificate does not chain to a configured trust anchor")
+            guard await Self.chainIsTrusted(outcome.trustPath, anchors: anchors, at: time) else {
+                let whose = entry == nil ? "a configured trust anchor" : "a configured trust anchor or a metadata root of its model"
+                throw WebAuthnError(.untrustedAttestation, "the attestation certificate does not chain to \(whose)")
             }
             trusted = true
+        }
+        // The model's status: a known compromise refuses the registration; "certified only" needs a certified model
+        // whose attestation was trusted.
+        if let entry, let report = entry.activeReport(refusing: self.refusedStatuses, attestationCertificate: leaf) {
+            throw WebAuthnError(
+                .authenticatorStatusRefused,
+                "the authenticator model '\(entry.description ?? aaguid)' has status \(report.status)"
+                    + (report.effectiveDate.map { " since \($0)" } ?? "")
+            )
+        }
+        if self.requireCertifiedAuthenticators {
+            guard let entry else {
+                throw WebAuthnError(.uncertifiedAuthenticator, "the authenticator model \(aaguid) is not in the authenticator metadata")
+            }
+            guard entry.isCertified else {
+                throw WebAuthnError(.uncertifiedAuthenticator, "the authenticator model '\(entry.description ?? aaguid)' is not FIDO certified")
+            }
+            guard trusted else {
+                throw WebAuthnError(.uncertifiedAuthenticator, "the registration carries no attestation that chains to its model's roots")
+            }
         }
         // Step 24: the attestation is as strong as the policy demands.
         let established: AttestationType = outcome.trustPath.isEmpty || trusted ? outcome.type : .none
@@ -115,7 +146,9 @@ extension RelyingParty {
             userVerified: authData.flags.contains(.userVerified),
             backupEligible: authData.flags.contains(.backupEligible),
             backupState: authData.flags.contains(.backupState),
-            trustPath: outcome.trustPath
+            trustPath: outcome.trustPath,
+            metadata: entry,
+            attestationKeyIdentifier: leaf.map(MetadataEntry.keyIdentifier(of:))
         )
     }
 
