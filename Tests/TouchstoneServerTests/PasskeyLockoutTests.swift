@@ -9,7 +9,8 @@ import TouchstoneWebAuthn
 
 /// Consecutive wrong signatures lock a passkey (423 `passkey_locked`); its owner unlocks it after a password sign-in.
 struct PasskeyLockoutTests {
-    static let configuration = PasskeyTests.configuration { $0.lockoutThreshold = 3 }
+    /// A new database for each test (a stored property would share one file between tests running in parallel).
+    static var configuration: TouchstoneConfiguration { PasskeyTests.configuration { $0.lockoutThreshold = 3 } }
 
     /// An assertion by `credential` whose signature was altered.
     private func wrongSignature(_ browser: PasskeyTests.Browser, _ credential: inout VirtualAuthenticator.Credential) async throws
