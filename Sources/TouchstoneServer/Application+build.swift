@@ -82,6 +82,15 @@ public func buildApplication(
     }
     let policy = PolicyProvider(defaults: RuntimePolicy(configuration: configuration))
     await policy.reload(from: store, logger: logger)
+    // Authenticator metadata: the stored BLOB, or a configured file, now; a URL is fetched in the background.
+    let metadata = AuthenticatorMetadataService(
+        settings: configuration.metadata,
+        store: store,
+        now: dependencies.now,
+        logger: logger,
+        metrics: metrics
+    )
+    await metadata.refresh(download: false)
     let decoyKey = await loadDecoyKey(store: store, dependencies: dependencies, logger: logger)
     let secrets = Secrets(randomBytes: dependencies.randomBytes)
     let audit = AuditLog(store: store, secrets: secrets, now: dependencies.now, logger: logger, metrics: metrics)
@@ -105,6 +114,7 @@ public func buildApplication(
         store: store,
         relyingParty: relyingParty,
         androidTrust: androidTrust,
+        metadata: metadata,
         policy: policy,
         decoyKey: decoyKey,
         audit: audit,
@@ -141,6 +151,7 @@ public func buildApplication(
             logger: logger
         ),
         PeriodicService(interval: configuration.policyRefreshInterval) { [logger] in await policy.reload(from: store, logger: logger) },
+        PeriodicService(interval: configuration.metadata.checkInterval) { await metadata.refresh() },
         PeriodicService(interval: .seconds(60)) { [logger] in
             do {
                 try await ring.maintain()
@@ -225,6 +236,7 @@ func buildRouter(
     store: any TouchstoneStore,
     relyingParty: RelyingParty,
     androidTrust: AndroidKeyAttestationTrust,
+    metadata: AuthenticatorMetadataService,
     policy: PolicyProvider,
     decoyKey: SymmetricKey,
     audit: AuditLog,
@@ -331,7 +343,8 @@ func buildRouter(
         policy: policy,
         audit: audit,
         logger: logger,
-        decoyKey: decoyKey
+        decoyKey: decoyKey,
+        metadata: metadata
     )
     PasskeyController(
         service: passkeys,
@@ -339,7 +352,7 @@ func buildRouter(
         limiter: limiter,
         audit: audit
     ).addRoutes(to: router, authenticator: authenticator)
-    AdminController(store: store, policy: policy, audit: audit, now: now).addRoutes(to: router)
+    AdminController(store: store, policy: policy, audit: audit, now: now, metadata: metadata).addRoutes(to: router)
     ConfirmationController(
         service: ConfirmationService(
             store: store,
@@ -417,6 +430,8 @@ func makeRelyingParty(_ configuration: TouchstoneConfiguration) throws -> Relyin
     relyingParty.algorithms = settings.algorithms
     relyingParty.minimumAttestation = settings.minimumAttestation
     relyingParty.rejectCounterRegression = settings.rejectCounterRegression
+    relyingParty.refusedStatuses = configuration.metadata.refusedStatuses
+    relyingParty.requireCertifiedAuthenticators = configuration.metadata.requireCertified
     relyingParty.trustAnchors = try settings.trustAnchorFiles.flatMap { path -> [Certificate] in
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ConfigurationError("trust anchor file", path)

@@ -88,6 +88,9 @@ public protocol TouchstoneStore: Sendable {
     func passkey(credentialId: String) async throws -> PasskeyRecord?
     /// A user's passkeys, newest first.
     func passkeys(userId: String) async throws -> [PasskeyRecord]
+    /// Passkeys of the authenticator models named by AAGUID or attestation key identifier, newest first (at most
+    /// `limit`): what a status report about those models concerns.
+    func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord]
     /// Renames a passkey of `userId`; returns whether it existed.
     func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool
     /// Deletes a passkey of `userId`; returns whether it existed.
@@ -227,6 +230,14 @@ public protocol TouchstoneStore: Sendable {
     func saveSetting(name: String, value: String, at: Date) async throws
     /// Stores a setting only if it has no value yet; returns whether this call stored it.
     func insertSetting(name: String, value: String, at: Date) async throws -> Bool
+
+    // MARK: Authenticator metadata
+
+    /// The metadata BLOB in use, if one was stored.
+    func metadataBLOB() async throws -> MetadataBLOBRecord?
+    /// Stores a BLOB unless the stored one's number is as large or larger; returns whether this call stored it (so
+    /// of instances racing with the same BLOB one stores it, and an older BLOB never replaces a newer one).
+    func saveMetadataBLOB(_ record: MetadataBLOBRecord) async throws -> Bool
 
     // MARK: Housekeeping
 

@@ -58,6 +58,12 @@ struct WebAuthn: AsyncParsableCommand {
         @Option(name: .customLong("trust-anchor"), help: "A PEM file of attestation roots (repeatable).")
         var trustAnchors: [String] = []
 
+        @Option(name: .long, help: "A FIDO Metadata Service BLOB: its models' roots become trust anchors, its status reports are checked.")
+        var metadata: String?
+
+        @Option(name: .customLong("metadata-root"), help: "A PEM file of roots the BLOB must chain to (default: the FIDO Alliance's).")
+        var metadataRoots: [String] = []
+
         struct Output: Encodable {
             var fmt: String
             var attestationType: String
@@ -70,6 +76,9 @@ struct WebAuthn: AsyncParsableCommand {
             var userVerified: Bool
             var backupEligible: Bool
             var backupState: Bool
+            /// With `--metadata`: the model's name and latest status, when the BLOB knows it.
+            var authenticator: String?
+            var authenticatorStatus: String?
         }
 
         func run() async throws {
@@ -78,6 +87,16 @@ struct WebAuthn: AsyncParsableCommand {
             rp.trustAnchors = try self.trustAnchors.flatMap(loadCertificates)
             let time = try self.at.map(parseTime) ?? Date()
             let challenge = try self.relyingParty.challengeBytes()
+            if let path = self.metadata {
+                guard let jws = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("cannot read \(path)") }
+                let roots = self.metadataRoots.isEmpty ? MetadataBLOB.fidoRoots : try self.metadataRoots.flatMap(loadCertificates)
+                do {
+                    rp.metadata = try await MetadataBLOB.verify(jws: jws, roots: roots, at: time)
+                } catch {
+                    try printJSON(["error": ["code": "metadata_\(error.code.rawValue)", "message": error.reason]])
+                    throw ExitCode.failure
+                }
+            }
             try await reportingFailure {
                 let response = try readJSON(RegistrationResponseJSON.self)
                 let (rawId, clientDataJSON, attestationObject) = try response.decoded()
@@ -102,7 +121,9 @@ struct WebAuthn: AsyncParsableCommand {
                         aaguid: result.aaguidString,
                         userVerified: result.userVerified,
                         backupEligible: result.backupEligible,
-                        backupState: result.backupState
+                        backupState: result.backupState,
+                        authenticator: result.metadata?.description,
+                        authenticatorStatus: result.metadata?.status?.rawValue
                     )
                 )
             }

@@ -197,6 +197,60 @@ struct WebAuthnCommandHardeningTests {
         #expect(reported["attestationTrusted"] as? Bool == false)
     }
 
+    /// `--metadata`: a BLOB's model roots are trust anchors, its status reports are checked, and a BLOB that does not
+    /// chain to `--metadata-root` is refused.
+    @Test func verifyRegistrationWithMetadata() async throws {
+        let (response, challenge) = try Self.registrationInput()
+        let vector = try WebAuthnCommandTests.vector("registrations", "PackedES256WithMDS")
+        let rootText = try #require(WebAuthnCommandTests.vectors["attestationCACertificateDER"] as? String)
+        let vectorRoot = try Certificate(derEncoded: try #require(Base64.decode(rootText)))
+        // The vector's AAGUID, as the verifier reports it.
+        let clientDataText = try #require(vector["clientDataJSON"] as? String)
+        let attestationText = try #require(vector["attestationObject"] as? String)
+        var plainParty = RelyingParty(id: "example.org", name: "x", origins: ["https://example.org"])
+        plainParty.algorithms = COSEAlgorithm.allCases
+        let aaguid = try await plainParty.verifyRegistration(
+            clientDataJSON: try #require(Base64.decode(clientDataText)),
+            attestationObject: try #require(Base64.decode(attestationText)),
+            challenge: try #require(Base64.decode(challenge)),
+            at: Date(timeIntervalSince1970: 1_800_000_000)
+        ).aaguidString
+        let service = try TestMetadataService()
+        let blobFile = TemporaryFiles.path("cli-mds", suffix: ".jwt")
+        let rootFile = TemporaryFiles.path("cli-mds-root", suffix: ".pem")
+        defer {
+            TemporaryFiles.remove(blobFile)
+            TemporaryFiles.remove(rootFile)
+        }
+        try service.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
+        func run(statuses: [(String, String)], root: String) async throws -> (Int32, [String: Any]) {
+            let entry = try TestMetadataService.entry(aaguid: aaguid, description: "Vector Key", roots: [vectorRoot], statuses: statuses)
+            try service.blob(number: 1, nextUpdate: "2027-02-01", entries: [entry]).write(toFile: blobFile, atomically: true, encoding: .utf8)
+            return try await WebAuthnCommandTests.run(
+                [
+                    "webauthn", "verify-registration", "--rp-id", "example.org", "--origin", "https://example.org", "--challenge", challenge,
+                    "--metadata", blobFile, "--metadata-root", root, "--at", "2027-01-15T00:00:00Z",
+                ],
+                input: response
+            )
+        }
+        let (status, output) = try await run(statuses: [("FIDO_CERTIFIED_L2", "2025-01-01")], root: rootFile)
+        #expect(status == 0)
+        #expect(output["attestationTrusted"] as? Bool == true)
+        #expect(output["authenticator"] as? String == "Vector Key")
+        #expect(output["authenticatorStatus"] as? String == "FIDO_CERTIFIED_L2")
+        let (refused, error) = try await run(statuses: [("FIDO_CERTIFIED_L2", "2025-01-01"), ("REVOKED", "2026-06-01")], root: rootFile)
+        #expect(refused == 1)
+        #expect((error["error"] as? [String: Any])?["code"] as? String == "authenticator_status_refused")
+        // The FIDO Alliance's root (the default) does not vouch for the test service.
+        let other = TemporaryFiles.path("cli-fido-root", suffix: ".pem")
+        defer { TemporaryFiles.remove(other) }
+        try MetadataBLOB.fidoRoots[0].serializeAsPEM().pemString.write(toFile: other, atomically: true, encoding: .utf8)
+        let (untrusted, chainError) = try await run(statuses: [("FIDO_CERTIFIED_L2", "2025-01-01")], root: other)
+        #expect(untrusted == 1)
+        #expect((chainError["error"] as? [String: Any])?["code"] as? String == "metadata_untrusted_chain")
+    }
+
     @Test func ed25519KeysOfSmallOrderFailVerification() async throws {
         // A "none" registration whose credential key is the identity point.
         let cose = CBOREncoder.encode(

@@ -139,6 +139,7 @@ struct FailingStore: TouchstoneStore {
     func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
     func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }
     func passkeys(userId: String) async throws -> [PasskeyRecord] { throw self.error }
+    func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord] { throw self.error }
     func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool { throw self.error }
     func deletePasskey(id: String, userId: String) async throws -> Bool { throw self.error }
     func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
@@ -195,4 +196,6 @@ struct FailingStore: TouchstoneStore {
     func insertSetting(name: String, value: String, at: Date) async throws -> Bool { throw self.error }
     func setting(name: String) async throws -> String? { throw self.error }
     func saveSetting(name: String, value: String, at: Date) async throws { throw self.error }
+    func metadataBLOB() async throws -> MetadataBLOBRecord? { throw self.error }
+    func saveMetadataBLOB(_ record: MetadataBLOBRecord) async throws -> Bool { throw self.error }
 }

@@ -118,6 +118,7 @@ struct SystemTests {
                 ("/v1/confirmations/{id}/passkey-options", "post"), ("/v1/confirmations/{id}/passkey-verify", "post"),
                 ("/v1/confirmations/{id}/decline", "post"), ("/v1/confirmations/{id}/evidence", "get"),
                 ("/.well-known/apple-app-site-association", "get"), ("/.well-known/assetlinks.json", "get"),
+                ("/v1/admin/authenticator-metadata", "get"), ("/v1/admin/authenticator-metadata/refresh", "post"),
             ]
             for (path, method) in routes {
                 #expect(paths[path]?[method] != nil, "openapi.json lacks \(method.uppercased()) \(path)")

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import TouchstoneCrypto
 import TouchstoneStore
+import TouchstoneWebAuthn
 
 /// The operator's API: `/v1/admin/...`, with an admin key (`touchstone admin create-key`).
 struct AdminController {
@@ -11,6 +12,7 @@ struct AdminController {
     let policy: PolicyProvider
     let audit: AuditLog
     let now: @Sendable () -> Date
+    let metadata: AuthenticatorMetadataService
 
     func addRoutes(to router: Router<Context>) {
         let admin = router.group("/v1/admin").add(middleware: AdminAuthenticator(store: self.store))
@@ -22,6 +24,8 @@ struct AdminController {
         admin.get("/events", use: self.events)
         admin.get("/policy", use: self.readPolicy)
         admin.patch("/policy", use: self.changePolicy)
+        admin.get("/authenticator-metadata", use: self.authenticatorMetadata)
+        admin.post("/authenticator-metadata/refresh", use: self.refreshAuthenticatorMetadata)
         admin.get("/blocked-addresses", use: self.blockedAddresses)
         admin.delete("/blocked-addresses/:address", use: self.unblockAddress)
         self.addConsoleRoutes(to: admin)
@@ -67,12 +71,13 @@ struct AdminController {
         guard let user = try await self.store.user(id: try context.parameters.require("id")) else { throw APIError.userNotFound }
         let registrations = try await self.store.registrations(userId: user.id)
         let passkeys = try await self.store.passkeys(userId: user.id)
+        let blob = self.metadata.current
         return JSONResponse(
             .ok,
             UserDetail(
                 user: UserResource(user),
                 registrations: registrations.map(RegistrationResource.init),
-                passkeys: passkeys.map(PasskeyResource.init),
+                passkeys: passkeys.map { PasskeyResource($0, metadata: blob, refusing: self.metadata.settings.refusedStatuses) },
                 requireDeviceBoundPasskeys: user.requireDeviceBoundPasskeys
             )
         )
@@ -205,4 +210,75 @@ struct AdminController {
         try await self.audit.record(.policyChanged, reason: self.actor(context))
         return JSONResponse(.ok, policy)
     }
+
+    // MARK: Authenticator metadata
+
+    struct MetadataReport: Encodable {
+        struct Affected: Encodable {
+            var userId: String
+            var passkey: PasskeyResource
+        }
+        /// Whether a BLOB is in use.
+        var loaded: Bool
+        var number: Int?
+        var nextUpdate: String?
+        /// Past its nextUpdate and not yet replaced (see `lastError`).
+        var stale: Bool
+        var entries: Int
+        var source: String?
+        var storedAt: String?
+        var legalHeader: String?
+        /// Why the last refresh from the source failed, if it did.
+        var lastError: String?
+        var refusedStatuses: [String]
+        var requireCertified: Bool
+        /// Passkeys of models with a status report the policy refuses, newest first (at most 500).
+        var affectedPasskeys: [Affected]
+    }
+
+    /// `GET /v1/admin/authenticator-metadata`: the BLOB in use and the passkeys its status reports concern.
+    @Sendable func authenticatorMetadata(request: Request, context: Context) async throws -> JSONResponse<MetadataReport> {
+        let status = self.metadata.status
+        let refused = self.metadata.settings.refusedStatuses
+        var affected: [MetadataReport.Affected] = []
+        if let blob = status.blob, !refused.isEmpty {
+            let concerned = blob.entries.filter { $0.activeReport(refusing: refused) != nil }
+            let passkeys = try await self.store.passkeys(
+                aaguids: concerned.compactMap(\.aaguid),
+                attestationKeyIds: concerned.flatMap(\.attestationCertificateKeyIdentifiers),
+                limit: 500
+            )
+            // The query matches by AAGUID or key identifier; the resource applies the U2F rule (key identifier only).
+            affected = passkeys.map { MetadataReport.Affected(userId: $0.userId, passkey: PasskeyResource($0, metadata: blob, refusing: refused)) }
+                .filter { $0.passkey.authenticatorStatus?.refusedStatus != nil }
+        }
+        let blob = status.blob
+        return JSONResponse(
+            .ok,
+            MetadataReport(
+                loaded: blob != nil,
+                number: blob?.number,
+                nextUpdate: blob.map { Self.day($0.nextUpdate) },
+                stale: blob?.isStale(at: self.now()) ?? false,
+                entries: blob?.entries.count ?? 0,
+                source: status.source,
+                storedAt: status.storedAt?.rfc3339,
+                legalHeader: blob?.legalHeader,
+                lastError: status.lastError,
+                refusedStatuses: refused.map(\.rawValue).sorted(),
+                requireCertified: self.metadata.settings.requireCertified,
+                affectedPasskeys: affected
+            )
+        )
+    }
+
+    /// `POST /v1/admin/authenticator-metadata/refresh`: reads the source now (a new file, or a BLOB published before
+    /// the one in use is due), then answers as `GET`.
+    @Sendable func refreshAuthenticatorMetadata(request: Request, context: Context) async throws -> JSONResponse<MetadataReport> {
+        await self.metadata.refresh(force: true)
+        return try await self.authenticatorMetadata(request: request, context: context)
+    }
+
+    /// `YYYY-MM-DD` of a UTC midnight.
+    static func day(_ date: Date) -> String { String(date.rfc3339.prefix(10)) }
 }

@@ -57,7 +57,7 @@ struct PasskeyController {
         let caller = try context.requireIdentity()
         let body = try await request.decodeJSON(as: NamedRegistrationResponse.self, context: context)
         let passkey = try await self.service.verifyRegistration(caller: caller, response: body.credential, name: body.name, mediation: body.mediation)
-        return JSONResponse(.created, PasskeyBody(passkey: PasskeyResource(passkey)))
+        return JSONResponse(.created, PasskeyBody(passkey: PasskeyResource(passkey, metadata: self.service.metadata?.current)))
     }
 
     struct OptionsInput: Decodable {
@@ -100,10 +100,11 @@ struct PasskeyController {
     @Sendable func list(request: Request, context: Context) async throws -> JSONResponse<PasskeyList> {
         let caller = try context.requireIdentity()
         let passkeys = try await self.store.passkeys(userId: caller.user.id)
+        let blob = self.service.metadata?.current
         return JSONResponse(
             .ok,
             PasskeyList(
-                passkeys: passkeys.map(PasskeyResource.init),
+                passkeys: passkeys.map { PasskeyResource($0, metadata: blob) },
                 rpId: self.service.relyingParty.id,
                 userHandle: Base64.urlEncode(PasskeyService.userHandle(of: caller.user.id))
             )
@@ -130,13 +131,13 @@ struct PasskeyController {
         else {
             throw APIError.passkeyNotFound
         }
-        return JSONResponse(.ok, PasskeyBody(passkey: PasskeyResource(passkey)))
+        return JSONResponse(.ok, PasskeyBody(passkey: PasskeyResource(passkey, metadata: self.service.metadata?.current)))
     }
 
     @Sendable func unlock(request: Request, context: Context) async throws -> JSONResponse<PasskeyBody> {
         let caller = try context.requireIdentity()
         let passkey = try await self.service.unlock(caller: caller, passkeyId: try context.parameters.require("id"))
-        return JSONResponse(.ok, PasskeyBody(passkey: PasskeyResource(passkey)))
+        return JSONResponse(.ok, PasskeyBody(passkey: PasskeyResource(passkey, metadata: self.service.metadata?.current)))
     }
 
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {

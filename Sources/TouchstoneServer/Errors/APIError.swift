@@ -92,6 +92,16 @@ extension APIError {
     static func invalidPasskeyRegistration(_ error: any Error) -> APIError {
         .init(.badRequest, code: "invalid_passkey_registration", message: Self.webAuthnMessage(error))
     }
+    /// The authenticator's model is refused by metadata policy: a known compromise, or not FIDO certified where only
+    /// certified authenticators are accepted.
+    static func authenticatorNotAllowed(_ error: any Error) -> APIError {
+        .init(.forbidden, code: "authenticator_not_allowed", message: Self.webAuthnMessage(error))
+    }
+    static let authenticatorMetadataUnavailable = APIError(
+        .serviceUnavailable,
+        code: "authenticator_metadata_unavailable",
+        message: "only certified authenticators are accepted and no authenticator metadata is loaded yet; try again later"
+    )
     static func invalidPasskeyAssertion(_ error: any Error) -> APIError {
         .init(.unauthorized, code: "invalid_passkey_assertion", message: Self.webAuthnMessage(error))
     }

@@ -96,6 +96,18 @@ enum PasskeyHint: String, CaseIterable, Sendable {
     }
 }
 
+/// What metadata says of a passkey's authenticator model (admin API).
+struct AuthenticatorStatusResource: Encodable {
+    /// The latest status report's status (`FIDO_CERTIFIED_L1`, `USER_VERIFICATION_BYPASS`...).
+    var status: String?
+    var effectiveDate: String?
+    var certified: Bool
+    /// A status report the server's policy refuses applies (or, about one attestation certificate, may apply) to
+    /// the model: a new registration of it would be refused.
+    var refusedStatus: String?
+    var refusedSince: String?
+}
+
 /// `passkey` in responses.
 struct PasskeyResource: Encodable {
     var id: String
@@ -111,14 +123,31 @@ struct PasskeyResource: Encodable {
     var credentialId: String
     /// `modal` or `conditional` (an automatic upgrade).
     var createdVia: String
-    /// The passkey provider's name when its AAGUID is known ("Google Password Manager"), else null.
+    /// The authenticator's name: the FIDO Metadata Service's when it knows the model, else the community list's
+    /// ("Google Password Manager"), else null.
     var authenticatorName: String?
+    /// The model's icon from the FIDO Metadata Service (a `data:` URL), or null.
+    var authenticatorIcon: String?
+    /// Admin API only: what metadata says of the model (absent when metadata does not know it).
+    var authenticatorStatus: AuthenticatorStatusResource?
 
-    init(_ record: PasskeyRecord) {
+    init(_ record: PasskeyRecord, metadata: MetadataBLOB? = nil, refusing refused: Set<AuthenticatorStatus>? = nil) {
         self.locked = record.lockedAt != nil
         self.credentialId = record.credentialId
         self.createdVia = record.createdVia
-        self.authenticatorName = KnownAuthenticators.name(forAAGUID: record.aaguid)
+        let entry = Self.entry(of: record, in: metadata)
+        self.authenticatorName = entry?.description ?? KnownAuthenticators.name(forAAGUID: record.aaguid)
+        self.authenticatorIcon = entry?.icon
+        if let entry, let refused {
+            let report = entry.activeReport(refusing: refused)
+            self.authenticatorStatus = AuthenticatorStatusResource(
+                status: entry.status?.rawValue,
+                effectiveDate: entry.statusReports.last?.effectiveDate,
+                certified: entry.isCertified,
+                refusedStatus: report?.status.rawValue,
+                refusedSince: report?.effectiveDate
+            )
+        }
         self.id = record.id
         self.name = record.name
         self.aaguid = record.aaguid
@@ -128,7 +157,16 @@ struct PasskeyResource: Encodable {
         self.lastUsedAt = record.lastUsedAt?.rfc3339
     }
 
-    enum CodingKeys: CodingKey { case id, credentialId, name, aaguid, authenticatorName, backupEligible, backedUp, createdAt, lastUsedAt, locked, createdVia
+    /// The metadata entry of a stored passkey's model: by attestation key identifier for U2F, else by AAGUID.
+    static func entry(of record: PasskeyRecord, in metadata: MetadataBLOB?) -> MetadataEntry? {
+        guard let metadata else { return nil }
+        if record.attestationFormat == "fido-u2f" { return record.attestationKeyId.flatMap { metadata.entry(keyIdentifier: $0) } }
+        return record.aaguid == MetadataEntry.zeroAAGUID ? nil : metadata.entry(aaguid: record.aaguid)
+    }
+
+    enum CodingKeys: CodingKey {
+        case id, credentialId, name, aaguid, authenticatorName, authenticatorIcon, authenticatorStatus, backupEligible, backedUp, createdAt
+        case lastUsedAt, locked, createdVia
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -138,6 +176,8 @@ struct PasskeyResource: Encodable {
         try container.encode(self.name, forKey: .name)
         try container.encode(self.aaguid, forKey: .aaguid)
         try container.encode(self.authenticatorName, forKey: .authenticatorName)
+        try container.encode(self.authenticatorIcon, forKey: .authenticatorIcon)
+        try container.encodeIfPresent(self.authenticatorStatus, forKey: .authenticatorStatus)
         try container.encode(self.backupEligible, forKey: .backupEligible)
         try container.encode(self.backedUp, forKey: .backedUp)
         try container.encode(self.createdAt, forKey: .createdAt)

@@ -133,6 +133,20 @@ public final class ServerMetrics: Sendable {
             .increment()
     }
 
+    // MARK: Authenticator metadata
+
+    /// A refresh of the metadata BLOB from its source: `success`, `unchanged` (no newer BLOB published yet),
+    /// `refused` (an older one offered) or `failure`.
+    func metadataRefresh(outcome: String) {
+        Counter(label: "touchstone_mds_refreshes_total", dimensions: [("outcome", outcome)], factory: self.factory).increment()
+    }
+
+    /// The BLOB now in use.
+    func metadataLoaded(number: Int, nextUpdate: Date) {
+        Gauge(label: "touchstone_mds_blob_number", factory: self.factory).record(number)
+        Gauge(label: "touchstone_mds_next_update_timestamp_seconds", factory: self.factory).record(nextUpdate.timeIntervalSince1970)
+    }
+
     // MARK: Scrape
 
     /// The exposition text, with the process and database gauges read now.
@@ -176,6 +190,9 @@ public final class ServerMetrics: Sendable {
         ("touchstone_db_up", "gauge", "1 while the database answers (on PostgreSQL, the circuit breaker's view), else 0."),
         ("touchstone_sqlite_commit_duration_seconds", "histogram", "SQLite group-commit COMMIT time, the fsync included."),
         ("touchstone_sqlite_commit_batch_size", "histogram", "Operations made durable by one SQLite group commit."),
+        ("touchstone_mds_refreshes_total", "counter", "Authenticator metadata (FIDO MDS) refreshes from the source, by outcome."),
+        ("touchstone_mds_blob_number", "gauge", "Serial number of the authenticator metadata BLOB in use."),
+        ("touchstone_mds_next_update_timestamp_seconds", "gauge", "When the metadata BLOB in use is due to be replaced (Unix time)."),
         ("touchstone_process_resident_memory_bytes", "gauge", "Resident memory of the server process."),
         ("touchstone_process_open_fds", "gauge", "File descriptors open in the server process."),
         ("touchstone_uptime_seconds", "gauge", "Seconds since the server started."),

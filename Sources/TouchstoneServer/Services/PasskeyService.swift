@@ -23,6 +23,8 @@ struct PasskeyService: Sendable {
     let logger: Logger
     /// Keys the decoy credential ids of emails without passkeys (see ``authenticationOptions(email:)``).
     let decoyKey: SymmetricKey
+    /// Authenticator metadata (FIDO MDS), when configured or stored by another instance.
+    let metadata: AuthenticatorMetadataService?
 
     /// The WebAuthn user handle of a user: the UTF-8 bytes of the (random) user id, so it carries no personal data.
     static func userHandle(of userId: String) -> [UInt8] { Array(userId.utf8) }
@@ -78,15 +80,21 @@ struct PasskeyService: Sendable {
         let (rawId, clientDataJSON, attestationObject) = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
         let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .registration, at: now)
         guard challenge.userId == caller.user.id else { throw APIError.challengeNotFound }
+        // The metadata BLOB in use now (never waited for: a refresh runs in the background).
+        var relyingParty = self.relyingParty
+        relyingParty.metadata = self.metadata?.current
+        if relyingParty.requireCertifiedAuthenticators && relyingParty.metadata == nil { throw APIError.authenticatorMetadataUnavailable }
         let verified: VerifiedRegistration
         do {
-            verified = try await self.relyingParty.verifyRegistration(
+            verified = try await relyingParty.verifyRegistration(
                 clientDataJSON: clientDataJSON,
                 attestationObject: attestationObject,
                 challenge: try Self.decode(challenge.challenge, field: "challenge"),
                 mediation: mediation,
                 at: now
             )
+        } catch let error as WebAuthnError where error.code == .authenticatorStatusRefused || error.code == .uncertifiedAuthenticator {
+            throw APIError.authenticatorNotAllowed(error)
         } catch {
             throw APIError.invalidPasskeyRegistration(error)
         }
@@ -111,6 +119,7 @@ struct PasskeyService: Sendable {
             createdAt: now
         )
         record.createdVia = mediation.rawValue
+        record.attestationKeyId = verified.attestationKeyIdentifier
         do {
             try await self.store.insertPasskey(record)
         } catch let error as StoreError where error == .conflict {

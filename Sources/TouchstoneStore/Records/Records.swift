@@ -291,6 +291,9 @@ public struct PasskeyRecord: Sendable, Hashable {
     public var lockedAt: Date?
     /// How the passkey was made: `modal` (the browser's dialog) or `conditional` (an automatic upgrade).
     public var createdVia = "modal"
+    /// The attestation certificate's key identifier (lowercase hex SHA-1 of its key), for certificate-based
+    /// attestation: how authenticator metadata names U2F authenticators.
+    public var attestationKeyId: String?
 
     public init(
         id: String,
@@ -353,5 +356,25 @@ public struct WebAuthnChallengeRecord: Sendable, Hashable {
         self.allowCredentials = allowCredentials
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+    }
+}
+
+/// The authenticator metadata BLOB every instance uses (FIDO Metadata Service).
+public struct MetadataBLOBRecord: Sendable, Hashable {
+    /// The BLOB's serial number (`no`).
+    public var number: Int64
+    public var nextUpdate: Date
+    /// The JWS as verified.
+    public var blob: String
+    /// Where it came from (a file path or a URL).
+    public var source: String
+    public var storedAt: Date
+
+    public init(number: Int64, nextUpdate: Date, blob: String, source: String, storedAt: Date) {
+        self.number = number
+        self.nextUpdate = nextUpdate
+        self.blob = blob
+        self.source = source
+        self.storedAt = storedAt
     }
 }

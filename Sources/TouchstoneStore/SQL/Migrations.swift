@@ -287,5 +287,26 @@ enum Migrations {
                 "ALTER TABLE passkeys ADD COLUMN created_via TEXT NOT NULL DEFAULT 'modal'"
             ]
         ),
+        Migration(
+            version: 13,
+            name: "authenticator metadata",
+            statements: [
+                // The FIDO Metadata Service BLOB in use (one row, name 'fido-mds'), shared by every instance: the JWS
+                // as verified, its serial number (a row is only ever replaced by a larger one) and nextUpdate.
+                """
+                CREATE TABLE authenticator_metadata (
+                    name TEXT PRIMARY KEY,
+                    number BIGINT NOT NULL,
+                    next_update BIGINT NOT NULL,
+                    blob TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    stored_at BIGINT NOT NULL
+                )
+                """,
+                // A passkey's attestation certificate key identifier (how metadata names U2F authenticators).
+                "ALTER TABLE passkeys ADD COLUMN attestation_key_id TEXT",
+                "CREATE INDEX passkeys_aaguid ON passkeys (aaguid)",
+            ]
+        ),
     ]
 }

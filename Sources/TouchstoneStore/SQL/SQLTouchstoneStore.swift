@@ -414,13 +414,13 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                     """
                     INSERT INTO passkeys (id, credential_id, user_id, name, public_key, algorithm, sign_count, aaguid,
                         backup_eligible, backed_up, attestation_format, attestation_type, clone_warnings, created_at,
-                        last_used_at, created_via)
+                        last_used_at, created_via, attestation_key_id)
                     VALUES (\(bind: passkey.id), \(bind: passkey.credentialId), \(bind: passkey.userId), \(bind: passkey.name),
                         \(bind: passkey.publicKey.base64URL), \(bind: Int64(passkey.algorithm)), \(bind: passkey.signCount),
                         \(bind: passkey.aaguid), \(bind: Int64(passkey.backupEligible ? 1 : 0)),
                         \(bind: Int64(passkey.backedUp ? 1 : 0)), \(bind: passkey.attestationFormat),
                         \(bind: passkey.attestationType), \(bind: passkey.cloneWarnings), \(bind: passkey.createdAt.millis),
-                        \(bind: passkey.lastUsedAt?.millis), \(bind: passkey.createdVia))
+                        \(bind: passkey.lastUsedAt?.millis), \(bind: passkey.createdVia), \(bind: passkey.attestationKeyId))
                     """
                 ).run()
             }
@@ -446,6 +446,22 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         try await self.executor.withReadOnlyDatabase { db in
             try await db.raw("SELECT * FROM passkeys WHERE user_id = \(bind: userId) ORDER BY created_at DESC, id DESC")
                 .all().map(PasskeyRecord.init(row:))
+        }
+    }
+
+    public func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord] {
+        guard !aaguids.isEmpty || !attestationKeyIds.isEmpty else { return [] }
+        return try await self.executor.withReadOnlyDatabase { db in
+            // A placeholder per value: the lists come from the metadata (a few hundred at most), never from a request.
+            // An empty list is one value nothing matches.
+            let aaguidValues: [any Encodable & Sendable] = aaguids.isEmpty ? [""] : aaguids
+            let keyValues: [any Encodable & Sendable] = attestationKeyIds.isEmpty ? [""] : attestationKeyIds
+            return try await db.raw(
+                """
+                SELECT * FROM passkeys WHERE aaguid IN (\(binds: aaguidValues)) OR attestation_key_id IN (\(binds: keyValues))
+                ORDER BY created_at DESC, id DESC LIMIT \(bind: Int64(limit))
+                """
+            ).all().map(PasskeyRecord.init(row:))
         }
     }
 
@@ -810,6 +826,7 @@ extension PasskeyRecord {
         self.failedAttempts = try row.decode(column: "failed_attempts", as: Int64.self)
         self.lockedAt = try row.optionalDate("locked_at")
         self.createdVia = try row.decode(column: "created_via", as: String.self)
+        self.attestationKeyId = try row.decode(column: "attestation_key_id", as: String?.self)
     }
 }
 

@@ -59,12 +59,15 @@ public struct MetadataBLOB: Sendable {
     ///   - time: When certificates must be valid and the BLOB not yet stale.
     ///   - newerThan: The serial number of the BLOB in use: a BLOB whose `no` is not larger is refused (a replayed or
     ///     downgraded BLOB). `nil` when none is in use.
+    ///   - acceptStale: Accept a BLOB past its `nextUpdate` (one that was fresh when first verified and stored, read
+    ///     again while no newer one could be had); a BLOB fetched from its source never is.
     /// - Throws: ``MetadataError`` saying which check failed.
     public static func verify(
         jws: String,
         roots: [Certificate],
         at time: Date,
-        newerThan current: Int? = nil
+        newerThan current: Int? = nil,
+        acceptStale: Bool = false
     ) async throws(MetadataError) -> MetadataBLOB {
         let text = jws.trimmingCharacters(in: .whitespacesAndNewlines)
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
@@ -112,7 +115,7 @@ public struct MetadataBLOB: Sendable {
         }
         let entries = try payload.entries.map { entry throws(MetadataError) in try MetadataEntry(entry) }
         let blob = MetadataBLOB(number: payload.no, nextUpdate: nextUpdate, legalHeader: payload.legalHeader, entries: entries, jws: text)
-        guard !blob.isStale(at: time) else {
+        guard acceptStale || !blob.isStale(at: time) else {
             throw MetadataError(.stale, "the BLOB was due to be replaced on \(payload.nextUpdate) (number \(payload.no))")
         }
         return blob

@@ -39,11 +39,21 @@ public struct MetadataEntry: Sendable {
     /// (which means the fixed model was certified again). A report naming a `certificate` applies only to an
     /// authenticator attested by that certificate.
     public func activeReport(refusing statuses: Set<AuthenticatorStatus>, attestationCertificate: Certificate?) -> StatusReport? {
+        self.activeReport(refusing: statuses) { $0.applies(to: attestationCertificate) }
+    }
+
+    /// The same for an authenticator whose attestation certificate is not known (a stored passkey): reports about one
+    /// certificate count too, as they may concern it.
+    public func activeReport(refusing statuses: Set<AuthenticatorStatus>) -> StatusReport? {
+        self.activeReport(refusing: statuses) { _ in true }
+    }
+
+    private func activeReport(refusing statuses: Set<AuthenticatorStatus>, applies: (StatusReport) -> Bool) -> StatusReport? {
         var active: StatusReport?
         for report in self.statusReports {
             if report.status.isCertification {
                 active = nil
-            } else if statuses.contains(report.status) && report.applies(to: attestationCertificate) {
+            } else if statuses.contains(report.status) && applies(report) {
                 active = report
             }
         }

@@ -256,6 +256,9 @@
         element("span", {}, passkey.name || "Passkey", " ",
           element("small", {}, `${passkey.authenticatorName || `AAGUID ${passkey.aaguid}`} · ${passkey.backedUp ? "synced" : "this device only"} · last used ${when(passkey.lastUsedAt)}`)),
         badge(passkey.locked ? "locked" : "active"));
+      // A status report the server's policy refuses (FIDO Metadata Service): the model is compromised.
+      const refused = passkey.authenticatorStatus && passkey.authenticatorStatus.refusedStatus;
+      if (refused) item.append(badge(refused.toLowerCase().replaceAll("_", " "), "locked"));
       if (passkey.locked) {
         item.append(action("Unlock", "Unlock this passkey?", async () => {
           await api("POST", `/v1/admin/passkeys/${passkey.id}/unlock`);
