@@ -25,8 +25,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import datetime
+import struct
+import zlib
+
+import jwt
+from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import NameOID
 
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
 
@@ -127,6 +134,79 @@ def device_sign_in(origin, registration_id, key, valid=True):
         return True
     except RuntimeError:
         return False
+
+
+def metadata_service(work):
+    """A metadata service of the test's own: a P-256 root (written where TOUCHSTONE_MDS_ROOTS points) and an RSA
+    BLOB signer it certifies. Returns the signer's key and certificate."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    root_key = ec.generate_private_key(ec.SECP256R1())
+    root_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Browser test metadata root")])
+    root = (x509.CertificateBuilder().subject_name(root_name).issuer_name(root_name).public_key(root_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=60))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
+                                         encipher_only=False, decipher_only=False), critical=True)
+            .sign(root_key, hashes.SHA256()))
+    signer_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    signer = (x509.CertificateBuilder()
+              .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Browser test metadata BLOB signer")]))
+              .issuer_name(root_name).public_key(signer_key.public_key()).serial_number(x509.random_serial_number())
+              .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+              .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+              .sign(root_key, hashes.SHA256()))
+    with open(os.path.join(work, "mds-root.pem"), "wb") as file:
+        file.write(root.public_bytes(serialization.Encoding.PEM))
+    return signer_key, signer
+
+
+def png_1x1():
+    """A one-pixel PNG (what a metadata icon is: a data: URL of an image)."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0))
+    raw += chunk(b"IDAT", zlib.compress(b"\x00\x2a\x6b\xd4\xff")) + chunk(b"IEND", b"")
+    return "data:image/png;base64," + base64.b64encode(raw).decode()
+
+
+def authenticator_metadata(browser, origin, admin_key, email, signer_key, signer, work):
+    """A BLOB describing the virtual authenticator's model, loaded by the server and shown on the page."""
+    users = http("GET", f"{origin}/v1/admin/users?email={urllib.parse.quote(email)}", token=admin_key)["users"]
+    detail = http("GET", f"{origin}/v1/admin/users/{users[0]['id']}", token=admin_key)
+    aaguid = detail["passkeys"][0]["aaguid"]
+    if aaguid == "00000000-0000-0000-0000-000000000000":
+        fail("Chromium's virtual authenticator reported no AAGUID: metadata cannot name it")
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    payload = {
+        "legalHeader": "Browser test metadata: not the FIDO Alliance's.",
+        "no": 1,
+        "nextUpdate": (today + datetime.timedelta(days=30)).isoformat(),
+        "entries": [{
+            "aaguid": aaguid,
+            "metadataStatement": {"description": "Touchstone Browser Test Key", "icon": png_1x1(),
+                                  "attestationRootCertificates": [], "schema": 3, "protocolFamily": "fido2"},
+            "statusReports": [{"status": "FIDO_CERTIFIED_L1", "effectiveDate": (today - datetime.timedelta(days=100)).isoformat()}],
+            "timeOfLastStatusChange": (today - datetime.timedelta(days=100)).isoformat(),
+        }],
+    }
+    x5c = [base64.b64encode(signer.public_bytes(serialization.Encoding.DER)).decode()]
+    blob = jwt.encode(payload, signer_key, algorithm="RS256", headers={"typ": "JWT", "x5c": x5c})
+    with open(os.path.join(work, "mds.jwt"), "w") as file:
+        file.write(blob)
+    report = http("POST", f"{origin}/v1/admin/authenticator-metadata/refresh", token=admin_key)
+    if report.get("number") != 1 or report.get("entries") != 1:
+        fail(f"the server did not load the BLOB: {report}")
+    # A new page load signs in again (autofill) and lists the passkey with the metadata's name and icon.
+    browser.call("POST", "/url", {"url": origin + "/"})
+    wait_for("the metadata's name in the passkey list", lambda: "Touchstone Browser Test Key" in browser.text("passkeys"))
+    loaded = wait_for("the metadata's icon", lambda: browser.script(
+        "const image = document.querySelector('#passkeys img.authenticator-icon');"
+        "return image && image.complete ? image.naturalWidth : 0;"))
+    if loaded != 1:
+        fail(f"the icon did not load (naturalWidth {loaded})")
+    print("browser test: a metadata BLOB signed with PyJWT loaded; the page shows the authenticator's name and icon")
 
 
 def signals(browser, origin, admin_key, email, authenticator):
@@ -304,10 +384,13 @@ def main():
     port, driver_port = free_port(), free_port()
     origin = f"http://localhost:{port}"
     server_log = open(os.path.join(work, "server.log"), "w")
+    signer_key, signer = metadata_service(work)
     server = subprocess.Popen(
         [binary, "serve", "--port", str(port), "--database", f"sqlite:{work}/touchstone.sqlite",
          "--rp-id", "localhost", "--origin", origin],
         stdout=server_log, stderr=subprocess.STDOUT,
+        env={**os.environ, "TOUCHSTONE_MDS_FILE": os.path.join(work, "mds.jwt"),
+             "TOUCHSTONE_MDS_ROOTS": os.path.join(work, "mds-root.pem")},
     )
     driver = subprocess.Popen([chromedriver, f"--port={driver_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     driver_url = f"http://127.0.0.1:{driver_port}"
@@ -394,6 +477,7 @@ def main():
             fail(f"unexpected evidence: {evidence}")
         print("browser test: a confirmation shown from its payload and approved with the passkey")
 
+        authenticator_metadata(browser, origin, admin_key, email, signer_key, signer, work)
         os.makedirs(os.path.dirname(screenshot_path), exist_ok=True)
         with open(screenshot_path, "wb") as file:
             file.write(base64.b64decode(browser.call("GET", "/screenshot")))

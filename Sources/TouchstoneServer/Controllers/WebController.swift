@@ -44,8 +44,10 @@ struct WebController {
             status: .ok,
             headers: [
                 .contentType: file.contentType,
-                // Only this origin's scripts and styles; no framing (clickjacking), no referrer leaks.
-                .contentSecurityPolicy: "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+                // Only this origin's scripts and styles; images also as data: URLs (authenticator icons from metadata);
+                // no framing (clickjacking), no referrer leaks.
+                .contentSecurityPolicy:
+                    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
                 .init("X-Content-Type-Options")!: "nosniff",
                 .init("Referrer-Policy")!: "no-referrer",
                 .cacheControl: "no-cache",

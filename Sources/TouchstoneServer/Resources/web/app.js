@@ -94,8 +94,16 @@ function showSignedOut({ armAutofill } = { armAutofill: false }) {
   if (armAutofill) startConditionalSignIn();
 }
 
-function listItem(text, detail, actions) {
+function listItem(text, detail, actions, icon) {
   const item = document.createElement("li");
+  if (icon && icon.startsWith("data:image/")) {
+    // The authenticator's icon from the FIDO Metadata Service (a data: URL; the page's CSP allows no other images).
+    const image = document.createElement("img");
+    image.src = icon;
+    image.alt = "";
+    image.className = "authenticator-icon";
+    item.append(image);
+  }
   const label = document.createElement("span");
   label.textContent = text;
   const small = document.createElement("small");
@@ -163,7 +171,7 @@ async function refreshLists() {
           await api("DELETE", `/v1/passkeys/${passkey.id}`);
           await refreshLists();
         }],
-      ])) : [listItem("No passkeys yet", "", [])])
+      ], passkey.authenticatorIcon)) : [listItem("No passkeys yet", "", [])])
   );
   const { registrations } = await api("GET", "/v1/biometrics/registrations");
   const active = registrations.filter((registration) => registration.status === "active");
