@@ -251,6 +251,35 @@ struct WebAuthnCommandHardeningTests {
         #expect((chainError["error"] as? [String: Any])?["code"] as? String == "metadata_untrusted_chain")
     }
 
+    /// Real authenticators' registrations from two reference libraries' suites (Fixtures/reference-registrations.json)
+    /// give the reference result through the CLI: what is established, or the code of the failed step.
+    @Test func referenceRegistrationsGiveTheReferenceResults() async throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TouchstoneWebAuthnTests/Fixtures/reference-registrations.json")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let fixtures = try #require(document["registrations"] as? [[String: Any]])
+        #expect(fixtures.count >= 30)
+        for fixture in fixtures {
+            let name = fixture["name"] as? String ?? "?"
+            var arguments = [
+                "webauthn", "verify-registration", "--rp-id", try #require(fixture["rpId"] as? String),
+                "--origin", try #require(fixture["origin"] as? String), "--challenge", try #require(fixture["challenge"] as? String),
+            ]
+            if let at = fixture["at"] as? String { arguments += ["--at", at] }
+            let (status, output) = try await WebAuthnCommandTests.run(arguments, input: try #require(fixture["credential"] as? [String: Any]))
+            let expect = try #require(fixture["expect"] as? [String: Any])
+            if expect["accepted"] as? Bool == true {
+                #expect(status == 0, "\(name): \(output)")
+                for key in ["fmt", "attestationType", "aaguid", "algorithm"] {
+                    #expect(output[key] as? String == expect[key] as? String, "\(name): \(key)")
+                }
+            } else {
+                #expect(status == 1, "\(name)")
+                #expect((output["error"] as? [String: Any])?["code"] as? String == expect["error"] as? String, "\(name)")
+            }
+        }
+    }
+
     @Test func ed25519KeysOfSmallOrderFailVerification() async throws {
         // A "none" registration whose credential key is the identity point.
         let cose = CBOREncoder.encode(

@@ -189,3 +189,34 @@ struct RelyingPartyHelperTests {
         #expect(none.aaguidString == "00000000-0000-0000-0000-000000000000")
     }
 }
+
+import Crypto
+import _CryptoExtras
+
+/// The RSA algorithms of RFC 8812 and RFC 8230 beyond RS256 and PS256: PS384, PS512, RS384, RS512.
+struct RSAAlgorithmTests {
+    @Test(arguments: [COSEAlgorithm.ps384, .ps512, .rs384, .rs512])
+    func signaturesVerifyWithTheirOwnHashAndPadding(algorithm: COSEAlgorithm) throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let primitives = try key.publicKey.getKeyPrimitives()
+        let cose = try COSEKey(.map([
+            .int(1): .int(3), .int(3): .int(algorithm.rawValue),
+            .int(-1): .bytes(Array(primitives.modulus)), .int(-2): .bytes(Array(primitives.publicExponent)),
+        ]))
+        let data = Array("signed by an RSA credential".utf8)
+        let pss = algorithm == .ps384 || algorithm == .ps512
+        let padding: _RSA.Signing.Padding = pss ? .PSS : .insecurePKCS1v1_5
+        let signature: _RSA.Signing.RSASignature
+        switch algorithm {
+        case .ps384, .rs384: signature = try key.signature(for: SHA384.hash(data: data), padding: padding)
+        default: signature = try key.signature(for: SHA512.hash(data: data), padding: padding)
+        }
+        #expect(cose.algorithm == algorithm)
+        #expect(algorithm.isRSA)
+        #expect(cose.isValidSignature(Array(signature.rawRepresentation), for: data))
+        // The same signature under SHA-256 (what RS256/PS256 would check) does not verify: the hash is the algorithm's.
+        let sha256 = try key.signature(for: SHA256.hash(data: data), padding: padding)
+        #expect(!cose.isValidSignature(Array(sha256.rawRepresentation), for: data))
+        #expect(!COSEAlgorithm.recommended.contains(algorithm))
+    }
+}

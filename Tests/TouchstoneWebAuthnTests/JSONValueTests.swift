@@ -105,6 +105,10 @@ struct CollectedClientDataTests {
         let minimal = try self.parse(#"{"type":"webauthn.get","challenge":"AQID","origin":"o","crossOrigin":null}"#)
         #expect(!minimal.crossOrigin)
         #expect(minimal.topOrigin == nil)
+        // Token Binding (Level 2): a status of its enumeration, or a legacy client's string, is let through.
+        for binding in [#"{"status":"supported"}"#, #"{"status":"present","id":"AQID"}"#, #""unused""#] {
+            #expect(throws: Never.self) { try self.parse(#"{"type":"t","challenge":"AQID","origin":"o","tokenBinding":"# + binding + "}") }
+        }
     }
 
     @Test(arguments: [
@@ -117,6 +121,8 @@ struct CollectedClientDataTests {
         (#"{"type":"t","challenge":"AQID","origin":"o","crossOrigin":"yes"}"#, "clientDataJSON crossOrigin has the wrong type"),
         (#"{"type":"t","challenge":"AQID","origin":"o","topOrigin":false}"#, "clientDataJSON topOrigin has the wrong type"),
         (#"{"type":"t","challenge":"!!","origin":"o"}"#, "clientDataJSON challenge is not base64url"),
+        (#"{"type":"t","challenge":"AQID","origin":"o","tokenBinding":{"status":"not-supported"}}"#, "clientDataJSON tokenBinding.status must be present or supported"),
+        (#"{"type":"t","challenge":"AQID","origin":"o","tokenBinding":{}}"#, "clientDataJSON tokenBinding.status must be present or supported"),
     ])
     func refusesMalformedClientData(text: String, message: String) {
         do {

@@ -55,7 +55,7 @@ enum AndroidKeyAttestation: AttestationFormatVerifier {
             guard let key = P256.Signing.PublicKey(certificateKey), let x = map[int: -2]?.bytesValue, let y = map[int: -3]?.bytesValue
             else { return false }
             return Array(key.x963Representation) == [0x04] + x + y
-        case .rs256, .ps256, .rs1:
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .rs1:
             guard let key = _RSA.Signing.PublicKey(certificateKey), let primitives = try? key.getKeyPrimitives(),
                 let n = map[int: -1]?.bytesValue, let e = map[int: -2]?.bytesValue
             else { return false }

@@ -49,11 +49,18 @@ extension AttestationInput {
         }
         guard list.count <= 8 else { throw WebAuthnError(.invalidAttestation, "x5c is too long") }
         var certificates: [Certificate] = []
-        for item in list {
-            guard let der = item.bytesValue, let certificate = try? Certificate(derEncoded: der) else {
+        for (index, item) in list.enumerated() {
+            guard let der = item.bytesValue else { throw WebAuthnError(.invalidAttestation, "x5c holds something that is not a DER certificate") }
+            if let certificate = try? Certificate(derEncoded: der) {
+                certificates.append(certificate)
+                continue
+            }
+            // The attestation certificate must parse. A CA certificate after it that swift-certificates refuses but that
+            // is DER (real TPM chains carry CA certificates with negative serial numbers) is left out: it serves only to
+            // build a path to a trust anchor, which then fails without it.
+            guard index > 0, (try? DER.parse(der)) != nil else {
                 throw WebAuthnError(.invalidAttestation, "x5c holds something that is not a DER certificate")
             }
-            certificates.append(certificate)
         }
         return certificates
     }
@@ -85,7 +92,7 @@ extension SignatureVerifier {
         case .eddsa:
             guard let key = Curve25519.Signing.PublicKey(key), Ed25519KeyValidation.isValid(key.rawRepresentation) else { return nil }
             self.init(key: .ed25519(key), algorithm: algorithm)
-        case .rs256, .ps256, .rs1:
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .rs1:
             guard let key = _RSA.Signing.PublicKey(key) else { return nil }
             self.init(key: .rsa(key), algorithm: algorithm)
         }

@@ -101,8 +101,8 @@ enum TPMAttestation: AttestationFormatVerifier {
 
     static func hash(_ data: [UInt8], for algorithm: COSEAlgorithm) -> [UInt8] {
         switch algorithm {
-        case .es384: Array(SHA384.hash(data: data))
-        case .es512: Array(SHA512.hash(data: data))
+        case .es384, .rs384, .ps384: Array(SHA384.hash(data: data))
+        case .es512, .rs512, .ps512: Array(SHA512.hash(data: data))
         case .rs1: Array(Insecure.SHA1.hash(data: data))
         default: Array(SHA256.hash(data: data))
         }

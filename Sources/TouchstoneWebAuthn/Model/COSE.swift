@@ -11,6 +11,10 @@ public enum COSEAlgorithm: Int, Sendable, Hashable, CaseIterable, Codable {
     case eddsa = -8
     case rs256 = -257
     case ps256 = -37
+    case ps384 = -38
+    case ps512 = -39
+    case rs384 = -258
+    case rs512 = -259
     /// RSASSA-PKCS1-v1_5 with SHA-1: broken; only for old TPMs, and only when explicitly allowed.
     case rs1 = -65535
 
@@ -23,11 +27,24 @@ public enum COSEAlgorithm: Int, Sendable, Hashable, CaseIterable, Codable {
         case .eddsa: "EdDSA"
         case .rs256: "RS256"
         case .ps256: "PS256"
+        case .ps384: "PS384"
+        case .ps512: "PS512"
+        case .rs384: "RS384"
+        case .rs512: "RS512"
         case .rs1: "RS1"
         }
     }
 
-    /// The safe default set: everything except RS1.
+    /// RSA algorithms (RFC 8812 §2: RSASSA-PKCS1-v1_5; RFC 8230 §2: RSASSA-PSS).
+    public var isRSA: Bool {
+        switch self {
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .rs1: true
+        default: false
+        }
+    }
+
+    /// The safe default set: what browsers and authenticators use (the rarer SHA-384/512 RSA variants and RS1 only when
+    /// configured).
     public static let recommended: [COSEAlgorithm] = [.es256, .eddsa, .es384, .es512, .ps256, .rs256]
 }
 
@@ -62,6 +79,14 @@ struct SignatureVerifier: Sendable {
             return key.isValidSignature(.init(rawRepresentation: signature), for: SHA256.hash(data: data), padding: .insecurePKCS1v1_5)
         case (.rsa(let key), .ps256):
             return key.isValidSignature(.init(rawRepresentation: signature), for: SHA256.hash(data: data), padding: .PSS)
+        case (.rsa(let key), .ps384):
+            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA384.hash(data: data), padding: .PSS)
+        case (.rsa(let key), .ps512):
+            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA512.hash(data: data), padding: .PSS)
+        case (.rsa(let key), .rs384):
+            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA384.hash(data: data), padding: .insecurePKCS1v1_5)
+        case (.rsa(let key), .rs512):
+            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA512.hash(data: data), padding: .insecurePKCS1v1_5)
         case (.rsa(let key), .rs1):
             return key.isValidSignature(.init(rawRepresentation: signature), for: Insecure.SHA1.hash(data: data), padding: .insecurePKCS1v1_5)
         default:
@@ -130,7 +155,7 @@ public struct COSEKey: Sendable, Hashable {
                     throw WebAuthnError(.unsupportedKey, "invalid EdDSA public key: \(error.description)")
                 }
                 self.verifier = .init(key: .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: x)), algorithm: algorithm)
-            case (.rsa, .rs256), (.rsa, .ps256), (.rsa, .rs1):
+            case (.rsa, _) where algorithm.isRSA:
                 guard let n = map[int: -1]?.bytesValue, let e = map[int: -2]?.bytesValue, !n.isEmpty, !e.isEmpty, e.count <= 4 else {
                     throw WebAuthnError(.unsupportedKey, "RSA key needs n and e")
                 }

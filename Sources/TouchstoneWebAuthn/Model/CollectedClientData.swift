@@ -39,6 +39,14 @@ public struct CollectedClientData: Sendable, Hashable {
         case .string(let value)?: topOrigin = value
         default: throw .malformed("clientDataJSON topOrigin has the wrong type")
         }
+        // tokenBinding (Levels 1–2; reserved in Level 3): Touchstone uses no Token Binding, but an object whose status is
+        // not one of TokenBindingStatus's values ("present", "supported") is malformed, as Level 2 §5.8.1 defines it.
+        // Legacy clients that sent a string ("unused") are let through, as other relying parties do.
+        if case .object(let binding)? = object["tokenBinding"] {
+            guard case .string(let status)? = binding["status"], status == "present" || status == "supported" else {
+                throw .malformed("clientDataJSON tokenBinding.status must be present or supported")
+            }
+        }
         guard let challenge = Base64.decode(challengeText), !challenge.isEmpty else {
             throw .malformed("clientDataJSON challenge is not base64url")
         }
