@@ -3,7 +3,7 @@ import Dispatch
 import NIOConcurrencyHelpers
 import SQLKit
 import Tracing
-import SQLiteNIO
+import GRDB
 
 /// Group commit for a single SQLite connection: operations that queue up while a transaction is being written share
 /// the next one, so one `fsync` acknowledges many of them.
@@ -219,9 +219,9 @@ final class GroupCommitQueue: Sendable {
     /// Whether SQLite may have rolled back the whole transaction after this error (anything but a statement-level
     /// failure such as a violated constraint, or an error that is not SQLite's).
     private static func mayEndTransaction(_ error: any Error) -> Bool {
-        guard let error = error as? SQLiteError else { return false }
-        switch error.reason {
-        case .constraint, .mismatch, .tooBig, .range, .error: return false
+        guard let error = error as? DatabaseError else { return false }
+        switch error.resultCode {
+        case .SQLITE_CONSTRAINT, .SQLITE_MISMATCH, .SQLITE_TOOBIG, .SQLITE_RANGE, .SQLITE_ERROR: return false
         default: return true
         }
     }

@@ -5,8 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 public import SQLKit
-import SQLiteKit
-import SQLiteNIO
+import GRDB
 
 /// The embedded SQLite engine, in WAL mode with `synchronous = FULL`, so that an acknowledged write survives a crash.
 ///
@@ -33,9 +32,12 @@ public final class SQLiteExecutor: SQLExecutor {
     /// Read connections beside the writer, by default (a file database).
     public static let defaultReadConnections = 2
 
-    private let writer: SQLiteConnection
-    private let readers: [SQLiteConnection]
-    private let threadPool: NIOThreadPool
+    private let writer: DatabaseQueue
+    private let readers: [DatabaseQueue]
+    private let writerDatabase: GRDBSQLDatabase
+    private let readerDatabases: [GRDBSQLDatabase]
+    /// The thread `COMMIT` (the `fsync`) runs on.
+    private let commitThreads: NIOThreadPool
     private let readerLease: Lease
     private let queue: GroupCommitQueue
     private let mutex = AsyncMutex()
@@ -43,18 +45,20 @@ public final class SQLiteExecutor: SQLExecutor {
     private let closed = NIOLockedValueBox(false)
 
     private init(
-        writer: SQLiteConnection,
-        readers: [SQLiteConnection],
-        threadPool: NIOThreadPool,
+        writer: DatabaseQueue,
+        readers: [DatabaseQueue],
+        commitThreads: NIOThreadPool,
         commitBatch: Int,
         metrics: (any MetricsFactory)?,
         logger: Logger
     ) {
         self.writer = writer
         self.readers = readers
+        self.commitThreads = commitThreads
+        self.writerDatabase = GRDBSQLDatabase(connection: writer, commitThreads: commitThreads, logger: logger)
+        self.readerDatabases = readers.map { GRDBSQLDatabase(connection: $0, commitThreads: nil, logger: logger) }
         self.readerLease = Lease(count: readers.count)
-        self.threadPool = threadPool
-        self.queue = GroupCommitQueue(database: writer.sql(queryLogLevel: .trace), maximumBatch: commitBatch, metrics: metrics)
+        self.queue = GroupCommitQueue(database: self.writerDatabase, maximumBatch: commitBatch, metrics: metrics)
         self.logger = logger
     }
 
@@ -73,68 +77,50 @@ public final class SQLiteExecutor: SQLExecutor {
     ) async throws -> SQLiteExecutor {
         guard (1...1024).contains(commitBatch) else { throw StoreError.unavailable("commit batch must be 1...1024") }
         guard (0...64).contains(readConnections) else { throw StoreError.unavailable("read connections must be 0...64") }
-        let storage: SQLiteConnection.Storage
-        switch location {
-        case .memory: storage = .memory
-        case .file(let path): storage = .file(path: path)
-        }
         let readerCount = location == .memory ? 0 : readConnections
-        let threadPool = NIOThreadPool(numberOfThreads: readerCount + 1)
-        threadPool.start()
-        var opened: [SQLiteConnection] = []
+        let commitThreads = NIOThreadPool(numberOfThreads: 1)
+        commitThreads.start()
         do {
-            let writer = try await Self.connect(storage, threadPool: threadPool, logger: logger)
-            opened.append(writer)
-            let db = writer.sql(queryLogLevel: .trace)
-            if case .file = location {
-                try await db.raw("PRAGMA journal_mode = WAL").run()
+            // The writer: WAL (a file), every commit synced, foreign keys on, and another process holding the write
+            // lock waited for with back-off for up to 10 s instead of spinning on a core.
+            let writer = try Self.connect(location, readOnly: false)
+            try writer.inDatabase { db in
+                if case .file = location { try db.execute(sql: "PRAGMA journal_mode = WAL") }
+                try db.execute(sql: "PRAGMA synchronous = FULL")
             }
-            try await db.raw("PRAGMA synchronous = FULL").run()
-            // Another process holding the write lock: wait with back-off for up to 10 s instead of spinning on a core.
-            try await db.raw("PRAGMA busy_timeout = 10000").run()
-            try await db.raw("PRAGMA foreign_keys = ON").run()
-
             // An in-memory database is private to its connection: its reads stay on the writer.
-            var readers: [SQLiteConnection] = []
-            if case .file = location {
-                for _ in 0..<readerCount {
-                    let reader = try await Self.connect(storage, threadPool: threadPool, logger: logger)
-                    opened.append(reader)
-                    let readDB = reader.sql(queryLogLevel: .trace)
-                    try await readDB.raw("PRAGMA query_only = ON").run()
-                    try await readDB.raw("PRAGMA busy_timeout = 10000").run()
-                    readers.append(reader)
-                }
+            var readers: [DatabaseQueue] = []
+            for _ in 0..<readerCount {
+                let reader = try Self.connect(location, readOnly: true)
+                try reader.inDatabase { db in try db.execute(sql: "PRAGMA query_only = ON") }
+                readers.append(reader)
             }
             return SQLiteExecutor(
                 writer: writer,
                 readers: readers,
-                threadPool: threadPool,
+                commitThreads: commitThreads,
                 commitBatch: commitBatch,
                 metrics: metrics,
                 logger: logger
             )
         } catch {
-            for connection in opened { try? await connection.close() }
-            try? await threadPool.shutdownGracefully()
-            throw error
+            try? await commitThreads.shutdownGracefully()
+            throw StoreError.unavailable("cannot open SQLite database: \(error)")
         }
     }
 
-    private static func connect(
-        _ storage: SQLiteConnection.Storage,
-        threadPool: NIOThreadPool,
-        logger: Logger
-    ) async throws -> SQLiteConnection {
-        do {
-            return try await SQLiteConnection.open(
-                storage: storage,
-                threadPool: threadPool,
-                logger: logger,
-                on: MultiThreadedEventLoopGroup.singleton.any()
-            ).get()
-        } catch {
-            throw StoreError.unavailable("cannot open SQLite database: \(error)")
+    private static func connect(_ location: Location, readOnly: Bool) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        // The group commit opens a transaction in one access and commits it in a later one.
+        configuration.allowsUnsafeTransactions = true
+        // Statements of every store method are few and fixed: keep them all compiled.
+        configuration.publicStatementArguments = false
+        configuration.label = readOnly ? "touchstone.sqlite.reader" : "touchstone.sqlite.writer"
+        switch location {
+        case .memory: return try DatabaseQueue(configuration: configuration)
+        case .file(let path): return try DatabaseQueue(path: path, configuration: configuration)
         }
     }
 
@@ -152,7 +138,7 @@ public final class SQLiteExecutor: SQLExecutor {
         guard !self.closed.withLockedValue({ $0 }) else { throw StoreError.unavailable("the database is closed") }
         let index = await self.readerLease.acquire()
         do {
-            let result = try await body(self.readers[index].sql(queryLogLevel: .trace))
+            let result = try await body(self.readerDatabases[index])
             self.readerLease.release(index)
             return result
         } catch {
@@ -171,16 +157,15 @@ public final class SQLiteExecutor: SQLExecutor {
     public var migrationLock: SQLQueryString? { nil }
 
     public func isUniqueViolation(_ error: any Error) -> Bool {
-        guard let error = error as? SQLiteError else { return false }
-        // The reason is the primary or the extended result code depending on the build; the message is stable.
-        return error.message.contains("UNIQUE constraint failed")
+        guard let error = error as? DatabaseError else { return false }
+        return error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
     }
 
     public func shutdown() async throws {
         // Closing must happen even when the caller is being cancelled (a service group tearing down after an error):
         // an unclosed connection loses the WAL checkpoint, so the close runs in a task of its own.
         let connections = self.readers + [self.writer]
-        let threadPool = self.threadPool
+        let commitThreads = self.commitThreads
         let mutex = self.mutex
         let closed = self.closed
         let queue = self.queue
@@ -190,22 +175,17 @@ public final class SQLiteExecutor: SQLExecutor {
                 guard !closed.withLockedValue({ $0 }) else { return }
                 closed.withLockedValue { $0 = true }
                 // Readers first: the writer's close checkpoints the WAL, which needs no reader holding a snapshot.
-                for connection in connections { try await connection.close() }
-                try await threadPool.shutdownGracefully()
+                for connection in connections { try connection.close() }
+                try await commitThreads.shutdownGracefully()
             }
         }.value
     }
 
     deinit {
-        // A store dropped without shutdown() (an error path) still closes its connections; the pending close keeps
-        // each connection alive until it completes.
+        // A store dropped without shutdown() (an error path): GRDB closes the connections when they are released; the
+        // commit thread is stopped here.
         if !self.closed.withLockedValue({ $0 }) {
-            let closes = (self.readers + [self.writer]).map { $0.close() as EventLoopFuture<Void> }
-            // The pool must outlive the closes (they run on it) and must be shut down before it is released.
-            let threadPool = self.threadPool
-            EventLoopFuture.andAllComplete(closes, on: MultiThreadedEventLoopGroup.singleton.any()).whenComplete { _ in
-                threadPool.shutdownGracefully { _ in }
-            }
+            self.commitThreads.shutdownGracefully { _ in }
         }
     }
 }
