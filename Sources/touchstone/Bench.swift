@@ -150,6 +150,24 @@ struct VerifyBench: AsyncParsableCommand {
                     (try? P256.Signing.ECDSASignature(derRepresentation: assertion.signature)) != nil
                 }),
                 ("  part: SHA-256 of clientDataJSON", { Array(SHA256.hash(data: clientDataJSON)).count == 32 }),
+                ("  part: signature check with the cached COSE key", {
+                    guard let key = try? coseKeys.value(for: BytesKey(stored.publicKey), parse: { () throws(WebAuthnError) in
+                        try COSEKey(bytes: stored.publicKey)
+                    }) else { return false }
+                    return key.isValidSignature(assertion.signature, for: webSigned)
+                }),
+                ("  part: the whole check, response JSON parsed once", {
+                    (try? rp.verifyAuthentication(
+                        credentialId: assertion.credentialId,
+                        clientDataJSON: assertion.clientDataJSON,
+                        authenticatorData: assertion.authenticatorData,
+                        signature: assertion.signature,
+                        userHandle: assertion.userHandle,
+                        challenge: webChallenge,
+                        credential: stored,
+                        keys: coseKeys
+                    )) != nil
+                }),
             ]
             for (name, body) in parts {
                 results.append(Result(name: name, operationsPerSecond: self.measure(body)))

@@ -72,6 +72,10 @@ struct LoadReport: Codable, Sendable {
     /// Failed ceremonies whose answer was a 5xx status.
     var serverErrors: Int
     var serverMemory: [ServerMemory]
+    /// CPU time the servers (`--server-pid`) and this load generator spent per measured ceremony, in microseconds
+    /// (user + system, from `/proc/PID/stat`): the cost of a ceremony, independent of how busy the machine was.
+    var serverCPUMicrosecondsPerCeremony: Double?
+    var generatorCPUMicrosecondsPerCeremony: Double?
 
     var table: String {
         var lines = [
@@ -82,6 +86,9 @@ struct LoadReport: Codable, Sendable {
             "  errors        " + (self.errors.isEmpty ? "none" : self.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")),
             "  5xx answers   \(self.serverErrors)",
         ]
+        if let server = self.serverCPUMicrosecondsPerCeremony, let generator = self.generatorCPUMicrosecondsPerCeremony {
+            lines.append("  CPU/ceremony  server \(Self.format(server, 0)) µs, load generator \(Self.format(generator, 0)) µs")
+        }
         for memory in self.serverMemory {
             lines.append("  server \(memory.pid)  peak RSS \(Self.format(memory.peakRSSMiB, 1)) MiB while measuring, high-water mark \(Self.format(memory.highWaterMarkMiB, 1)) MiB")
         }
@@ -120,6 +127,8 @@ struct LoadRunner: Sendable {
         for device in devices { await device.close() }
 
         let histogram = results.histogram
+        let cpu = sampler.cpuSeconds()
+        let perCeremony = { (seconds: Double?) in seconds.map { results.completed > 0 ? $0 * 1_000_000 / Double(results.completed) : 0 } }
         let microsToMillis = { (value: UInt64) in Double(value) / 1000 }
         return LoadReport(
             kind: plan.kind,
@@ -139,7 +148,9 @@ struct LoadRunner: Sendable {
             ),
             errors: results.errors,
             serverErrors: results.serverErrors,
-            serverMemory: sampler.report()
+            serverMemory: sampler.report(),
+            serverCPUMicrosecondsPerCeremony: plan.serverPids.isEmpty ? nil : perCeremony(cpu.server),
+            generatorCPUMicrosecondsPerCeremony: perCeremony(cpu.generator)
         )
     }
 
@@ -326,6 +337,8 @@ final class SimulatedDevice: Sendable {
 final class MemorySampler: Sendable {
     private let pids: [Int32]
     private let peaks: NIOLockedValueBox<[Int32: Double]>
+    /// CPU seconds of the servers and of this process at the start and the end of the measured window.
+    private let cpu = NIOLockedValueBox<(start: (Double, Double)?, end: (Double, Double)?)>((nil, nil))
 
     init(pids: [Int32]) {
         self.pids = pids
@@ -333,8 +346,13 @@ final class MemorySampler: Sendable {
     }
 
     func sample(from start: ContinuousClock.Instant, until end: ContinuousClock.Instant, clock: ContinuousClock) async {
-        guard !self.pids.isEmpty else { return }
         try? await Task.sleep(until: start, clock: clock)
+        let atStart = self.cpuNow()
+        self.cpu.withLockedValue { $0.start = atStart }
+        defer {
+            let atEnd = self.cpuNow()
+            self.cpu.withLockedValue { $0.end = atEnd }
+        }
         while clock.now < end {
             for pid in self.pids {
                 guard let rss = Self.field("VmRSS", pid: pid) else { continue }
@@ -342,6 +360,27 @@ final class MemorySampler: Sendable {
             }
             try? await Task.sleep(for: .milliseconds(100))
         }
+    }
+
+    /// CPU seconds used in the measured window: the servers' together, and this process's.
+    func cpuSeconds() -> (server: Double?, generator: Double?) {
+        let (start, end) = self.cpu.withLockedValue { $0 }
+        guard let start, let end else { return (nil, nil) }
+        return (end.0 - start.0, end.1 - start.1)
+    }
+
+    private func cpuNow() -> (Double, Double) {
+        (self.pids.compactMap(Self.cpuSeconds(pid:)).reduce(0, +), Self.cpuSeconds(pid: nil) ?? 0)
+    }
+
+    /// utime + stime of `/proc/PID/stat` (this process for nil), in seconds.
+    static func cpuSeconds(pid: Int32?) -> Double? {
+        let path = pid.map { "/proc/\($0)/stat" } ?? "/proc/self/stat"
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        // After the command name: state is field 3, utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func report() -> [LoadReport.ServerMemory] {
