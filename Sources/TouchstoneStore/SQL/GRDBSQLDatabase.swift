@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import NIOCore
 import NIOPosix
@@ -49,51 +50,104 @@ struct GRDBSQLDatabase: SQLDatabase {
         return (serializer.sql, serializer.binds)
     }
 
-    /// Runs one statement from the statement cache; rows are copied out before the next step.
+    /// Runs one statement from the statement cache, binding and stepping it with SQLite's own calls (no per-call
+    /// argument or row objects); rows are copied out before the next step.
     private static func run(
         _ sql: String,
         _ binds: [any Encodable & Sendable],
         on connection: DatabaseQueue,
         _ onRow: @Sendable (any SQLRow) -> Void
     ) throws {
-        let arguments = StatementArguments(try binds.map(Self.databaseValue))
         try connection.inDatabase { db in
-            // Transaction control is not cached: SQLite compiles it in no time, and GRDB tracks it itself.
-            let statement = sql.hasPrefix("SELECT") || sql.hasPrefix("INSERT") || sql.hasPrefix("UPDATE") || sql.hasPrefix("DELETE")
-                ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-            try statement.setArguments(arguments)
-            if statement.columnCount == 0 {
-                try statement.execute()
-                return
+            // Transaction control is not cached: SQLite compiles it in no time.
+            let cached = sql.hasPrefix("SELECT") || sql.hasPrefix("INSERT") || sql.hasPrefix("UPDATE") || sql.hasPrefix("DELETE")
+            let statement = cached ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+            let handle = statement.sqliteStatement
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+            defer { sqlite3_reset(handle) }
+            for (index, value) in binds.enumerated() {
+                let code = Self.bind(value, at: Int32(index + 1), to: handle)
+                guard code == SQLITE_OK else { throw Self.error(code, db: db, sql: sql) }
             }
-            let rows = try Row.fetchCursor(statement)
-            var names: [String]?
-            while let row = try rows.next() {
-                let columns = names ?? Array(row.columnNames)
-                names = columns
-                onRow(GRDBRow(names: columns, values: Array(row.databaseValues)))
+            let columns = Int32(statement.columnCount)
+            var names: [String] = []
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { return }
+                guard code == SQLITE_ROW else { throw Self.error(code, db: db, sql: sql) }
+                if names.isEmpty && columns > 0 {
+                    names = (0..<columns).map { String(cString: sqlite3_column_name(handle, $0)) }
+                }
+                var values: [DatabaseValue] = []
+                values.reserveCapacity(Int(columns))
+                for column in 0..<columns { values.append(Self.value(handle, column)) }
+                onRow(GRDBRow(names: names, values: values))
             }
         }
     }
 
-    /// A bound value as SQLite stores it: text, integer, real, blob or NULL.
-    static func databaseValue(_ value: Any) throws -> DatabaseValue {
+    private static func error(_ code: Int32, db: Database, sql: String) -> DatabaseError {
+        let connection = db.sqliteConnection
+        let extended = connection.map { sqlite3_extended_errcode($0) } ?? code
+        let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+        return DatabaseError(resultCode: ResultCode(rawValue: extended), message: message, sql: sql)
+    }
+
+    /// SQLite copies bound text and blobs (`SQLITE_TRANSIENT`).
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Binds a value as SQLite stores it: text, integer, real, blob or NULL.
+    private static func bind(_ value: Any, at index: Int32, to handle: OpaquePointer) -> Int32 {
         switch value {
-        case let text as String: return text.databaseValue
-        case let number as Int64: return number.databaseValue
-        case let number as Int: return Int64(number).databaseValue
-        case let number as Int32: return Int64(number).databaseValue
-        case let number as Double: return number.databaseValue
-        case let flag as Bool: return (flag ? 1 : 0 as Int64).databaseValue
-        case let bytes as [UInt8]: return Data(bytes).databaseValue
-        case let data as Data: return data.databaseValue
+        case let text as String:
+            return sqlite3_bind_text(handle, index, text, -1, Self.transient)
+        case let number as Int64:
+            return sqlite3_bind_int64(handle, index, number)
+        case let number as Int:
+            return sqlite3_bind_int64(handle, index, Int64(number))
+        case let number as Double:
+            return sqlite3_bind_double(handle, index, number)
+        case let flag as Bool:
+            return sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+        case let bytes as [UInt8]:
+            return bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+        case let number as Int32:
+            return sqlite3_bind_int64(handle, index, Int64(number))
+        case let data as Data:
+            return data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+        case let text as String?:
+            guard let text else { return sqlite3_bind_null(handle, index) }
+            return sqlite3_bind_text(handle, index, text, -1, Self.transient)
+        case let number as Int64?:
+            guard let number else { return sqlite3_bind_null(handle, index) }
+            return sqlite3_bind_int64(handle, index, number)
         default:
             let mirror = Mirror(reflecting: value)
             if mirror.displayStyle == .optional {
-                guard let wrapped = mirror.children.first?.value else { return .null }
-                return try Self.databaseValue(wrapped)
+                guard let wrapped = mirror.children.first?.value else { return sqlite3_bind_null(handle, index) }
+                return Self.bind(wrapped, at: index, to: handle)
             }
-            throw StoreError.unavailable("cannot bind a \(type(of: value)) to SQLite")
+            return SQLITE_MISMATCH
+        }
+    }
+
+    private static func value(_ handle: OpaquePointer, _ column: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER:
+            return sqlite3_column_int64(handle, column).databaseValue
+        case SQLITE_FLOAT:
+            return sqlite3_column_double(handle, column).databaseValue
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, column) else { return "".databaseValue }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard let bytes = sqlite3_column_blob(handle, column), count > 0 else { return Data().databaseValue }
+            return Data(bytes: bytes, count: count).databaseValue
+        default:
+            return .null
         }
     }
 }
