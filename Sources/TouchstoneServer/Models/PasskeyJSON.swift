@@ -135,7 +135,7 @@ struct PasskeyResource: Encodable {
         self.locked = record.lockedAt != nil
         self.credentialId = record.credentialId
         self.createdVia = record.createdVia
-        let entry = Self.entry(of: record, in: metadata)
+        let entry = metadata?.entry(format: record.attestationFormat, aaguid: record.aaguid, keyIdentifier: record.attestationKeyId)
         self.authenticatorName = entry?.description ?? KnownAuthenticators.name(forAAGUID: record.aaguid)
         self.authenticatorIcon = entry?.icon
         if let entry, let refused {
@@ -155,13 +155,6 @@ struct PasskeyResource: Encodable {
         self.backedUp = record.backedUp
         self.createdAt = record.createdAt.rfc3339
         self.lastUsedAt = record.lastUsedAt?.rfc3339
-    }
-
-    /// The metadata entry of a stored passkey's model: by attestation key identifier for U2F, else by AAGUID.
-    static func entry(of record: PasskeyRecord, in metadata: MetadataBLOB?) -> MetadataEntry? {
-        guard let metadata else { return nil }
-        if record.attestationFormat == "fido-u2f" { return record.attestationKeyId.flatMap { metadata.entry(keyIdentifier: $0) } }
-        return record.aaguid == MetadataEntry.zeroAAGUID ? nil : metadata.entry(aaguid: record.aaguid)
     }
 
     enum CodingKeys: CodingKey {

@@ -67,9 +67,6 @@ final class AuthenticatorMetadataService: Sendable {
     /// What the admin API shows.
     var status: State { self.state.withLock { $0 } }
 
-    /// Whether a source is configured (otherwise only a BLOB another instance stored is used).
-    var hasSource: Bool { self.settings.file != nil || self.settings.url != nil }
-
     /// One refresh: adopt a newer stored BLOB, then fetch from the source if one is due. Never throws: failures are
     /// logged, remembered for the admin API and retried later.
     ///

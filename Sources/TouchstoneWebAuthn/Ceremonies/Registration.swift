@@ -85,7 +85,8 @@ extension RelyingParty {
         // attestation is reported as it is.
         let aaguid = AAGUID.string(credential.aaguid)
         let leaf = outcome.trustPath.first
-        let entry = self.metadata?.entry(format: format, aaguid: aaguid, attestationCertificate: leaf)
+        let keyIdentifier = leaf.map(MetadataEntry.keyIdentifier(of:))
+        let entry = self.metadata?.entry(format: format, aaguid: aaguid, keyIdentifier: keyIdentifier)
         let anchors = self.trustAnchors + (entry?.attestationRoots ?? [])
         var trusted = false
         if !outcome.trustPath.isEmpty && !anchors.isEmpty {
@@ -148,7 +149,7 @@ extension RelyingParty {
             backupState: authData.flags.contains(.backupState),
             trustPath: outcome.trustPath,
             metadata: entry,
-            attestationKeyIdentifier: leaf.map(MetadataEntry.keyIdentifier(of:))
+            attestationKeyIdentifier: keyIdentifier
         )
     }
 

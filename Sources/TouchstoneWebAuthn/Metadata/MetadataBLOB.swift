@@ -39,10 +39,10 @@ public struct MetadataBLOB: Sendable {
 
     /// The entry that describes an authenticator: by the key identifier of its attestation certificate for FIDO U2F
     /// (`format` `fido-u2f`, whose authenticators have no AAGUID), else by AAGUID unless it is all zeros.
-    public func entry(format: String, aaguid: String, attestationCertificate: Certificate?) -> MetadataEntry? {
-        if format == "fido-u2f" {
-            return attestationCertificate.flatMap { self.entry(keyIdentifier: MetadataEntry.keyIdentifier(of: $0)) }
-        }
+    ///
+    /// - Parameter keyIdentifier: The attestation certificate's ``MetadataEntry/keyIdentifier(of:)``, if there is one.
+    public func entry(format: String, aaguid: String, keyIdentifier: String?) -> MetadataEntry? {
+        if format == "fido-u2f" { return keyIdentifier.flatMap { self.entry(keyIdentifier: $0) } }
         return aaguid == MetadataEntry.zeroAAGUID ? nil : self.entry(aaguid: aaguid)
     }
 
