@@ -37,7 +37,11 @@ public enum Base64 {
 
     /// Encodes bytes as base64url without padding.
     public static func urlEncode(_ bytes: some DataProtocol) -> String {
-        let input = [UInt8](bytes)
+        Self.urlEncode([UInt8](bytes))
+    }
+
+    /// Encodes a byte array as base64url without padding (no generic copy first).
+    public static func urlEncode(_ input: [UInt8]) -> String {
         var output = [UInt8]()
         output.reserveCapacity((input.count * 4 + 2) / 3)
         var index = 0

@@ -111,6 +111,16 @@ public struct DevicePublicKey: Sendable, Hashable {
     /// ES256 signatures may be DER (X9.62, what `SecKeyCreateSignature` returns) or raw 64-byte `r‖s` (CryptoKit's
     /// `rawRepresentation`); EdDSA signatures are 64 bytes; RS256 signatures are exactly the modulus length.
     public func isValidSignature(_ signature: [UInt8], for message: some DataProtocol) -> Bool {
+        self.check(signature, message)
+    }
+
+    /// The same for a byte-array message (what the server's finish passes), specialised here: a generic call from
+    /// another module would hash the message through unspecialised `DataProtocol` code.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+        self.check(signature, message)
+    }
+
+    private func check<Message: DataProtocol>(_ signature: [UInt8], _ message: Message) -> Bool {
         switch self.backing {
         case .p256(let key):
             for candidate in ECDSASignatureEncoding.rawCandidates(signature) {
