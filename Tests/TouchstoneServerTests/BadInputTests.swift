@@ -197,5 +197,6 @@ struct FailingStore: TouchstoneStore {
     func setting(name: String) async throws -> String? { throw self.error }
     func saveSetting(name: String, value: String, at: Date) async throws { throw self.error }
     func metadataBLOB() async throws -> MetadataBLOBRecord? { throw self.error }
+    func metadataBLOBNumber() async throws -> Int64? { throw self.error }
     func saveMetadataBLOB(_ record: MetadataBLOBRecord) async throws -> Bool { throw self.error }
 }

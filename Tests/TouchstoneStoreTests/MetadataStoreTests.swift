@@ -21,8 +21,10 @@ struct MetadataStoreTests {
     func onlyALargerNumberReplacesTheStoredBLOB(database: TestDatabase) async throws {
         try await StoreTests.withStore(database) { store in
             #expect(try await store.metadataBLOB() == nil)
+            #expect(try await store.metadataBLOBNumber() == nil)
             #expect(try await store.saveMetadataBLOB(Self.record(5)))
             #expect(try await store.metadataBLOB() == Self.record(5))
+            #expect(try await store.metadataBLOBNumber() == 5)
             // The same number (another instance with the same BLOB) and an older one change nothing.
             #expect(try await !store.saveMetadataBLOB(Self.record(5, blob: "other")))
             #expect(try await !store.saveMetadataBLOB(Self.record(4)))

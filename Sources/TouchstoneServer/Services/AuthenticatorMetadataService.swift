@@ -100,16 +100,17 @@ final class AuthenticatorMetadataService: Sendable {
 
     /// Reads the stored BLOB and uses it if it is newer than the one in use.
     private func adoptStored() async {
+        let inUse = self.current?.number
         let record: MetadataBLOBRecord?
         do {
+            // The number first: the BLOB (megabytes) is read only when it is newer than the one in use.
+            guard let number = try await self.store.metadataBLOBNumber(), inUse.map({ Int(number) > $0 }) ?? true else { return }
             record = try await self.store.metadataBLOB()
         } catch {
             self.logger.warning("authenticator metadata could not be read from the database: \(error)")
             return
         }
-        guard let record else { return }
-        let inUse = self.current?.number
-        guard inUse.map({ Int(record.number) > $0 }) ?? true else { return }
+        guard let record, inUse.map({ Int(record.number) > $0 }) ?? true else { return }
         do {
             // Stored only after a full verification; read again in case the database was written by someone else.
             let blob = try await MetadataBLOB.verify(

@@ -10,9 +10,9 @@ import SQLKit
 /// lacks: each statement is compiled once and kept (GRDB's statement cache), and runs on the caller's thread instead
 /// of hopping to a thread pool and back per statement.
 ///
-/// Statements take microseconds (WAL, pages in memory); the one that waits for the disk is `COMMIT` (`fsync` with
-/// `synchronous = FULL`), which runs on ``commitThreads`` so that a commit never blocks a thread of Swift's
-/// cooperative pool. The connection is used by one caller at a time: the writer by the group-commit leader, a reader
+/// Statements take microseconds (WAL, pages in memory); the ones that can wait are `COMMIT` (`fsync` with
+/// `synchronous = FULL`) and `BEGIN IMMEDIATE` (another process holding the write lock, up to the busy timeout), which
+/// run on ``commitThreads`` so that they never block a thread of Swift's cooperative pool. The connection is used by one caller at a time: the writer by the group-commit leader, a reader
 /// by the operation that leased it.
 struct GRDBSQLDatabase: SQLDatabase {
     let connection: DatabaseQueue
@@ -36,7 +36,9 @@ struct GRDBSQLDatabase: SQLDatabase {
 
     func execute(sql query: any SQLKit.SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let (sql, binds) = self.serialize(query)
-        if let threads = self.commitThreads, sql == "COMMIT" {
+        // The statements that may wait: COMMIT for the disk, BEGIN IMMEDIATE for another process's write lock (up to
+        // the busy timeout). They run on the commit thread, never blocking a thread of the cooperative pool.
+        if let threads = self.commitThreads, sql == "COMMIT" || sql.hasPrefix("BEGIN") {
             let connection = self.connection
             try await threads.runIfActive { try Self.run(sql, binds, on: connection, onRow) }
             return

@@ -19,6 +19,13 @@ extension SQLTouchstoneStore {
         }
     }
 
+    public func metadataBLOBNumber() async throws -> Int64? {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.raw("SELECT number FROM authenticator_metadata WHERE name = \(bind: Self.metadataName)").first()
+                .map { try $0.decode(column: "number", as: Int64.self) }
+        }
+    }
+
     public func saveMetadataBLOB(_ record: MetadataBLOBRecord) async throws -> Bool {
         try await self.executor.withDatabase { db in
             // One statement: insert, or replace only a smaller number (a concurrent save of the same BLOB stores once).
