@@ -9,15 +9,17 @@ import sys
 
 STATEMENTS = {
     "biometric start: registration by id": "SELECT * FROM registrations WHERE id = ?",
-    "biometric finish: unconsumed challenge": "SELECT challenge, registration_id, purpose, created_at, expires_at FROM challenges "
-    "WHERE challenge = ? AND registration_id = ? AND purpose = ? AND consumed_at IS NULL",
-    "biometric finish: user by id": "SELECT * FROM users WHERE id = ?",
+    "biometric finish: registration, user and unconsumed challenge (signInAttempt)": "SELECT r.*, u.id AS user__id, "
+    "u.email AS user__email, c.challenge AS challenge__challenge, c.created_at AS challenge__created_at "
+    "FROM registrations r LEFT JOIN users u ON u.id = r.user_id LEFT JOIN challenges c ON c.challenge = ? "
+    "AND c.registration_id = r.id AND c.purpose = ? AND c.consumed_at IS NULL WHERE r.id = ?",
     "biometric finish: consume challenge (completeSignIn)": "UPDATE challenges SET consumed_at = ? WHERE challenge = ? "
     "AND registration_id = ? AND purpose = ? AND consumed_at IS NULL RETURNING challenge",
     "biometric finish: record use (completeSignIn)": "UPDATE registrations SET last_used_at = ? WHERE id = ?",
     "passkey verify: unconsumed WebAuthn challenge": "SELECT challenge, purpose, user_id, allow_credentials, created_at, "
     "expires_at FROM webauthn_challenges WHERE challenge = ? AND purpose = ? AND consumed_at IS NULL",
-    "passkey verify: passkey by credential id": "SELECT * FROM passkeys WHERE credential_id = ?",
+    "passkey verify: passkey and its user by credential id (passkeyAndOwner)": "SELECT p.*, u.id AS user__id, "
+    "u.email AS user__email FROM passkeys p LEFT JOIN users u ON u.id = p.user_id WHERE p.credential_id = ?",
     "passkey verify: consume challenge (completePasskeySignIn)": "UPDATE webauthn_challenges SET consumed_at = ? "
     "WHERE challenge = ? AND purpose = ? AND consumed_at IS NULL RETURNING challenge",
     "passkey verify: record use (completePasskeySignIn)": "UPDATE passkeys SET sign_count = CASE WHEN sign_count < ? "

@@ -36,6 +36,9 @@ public protocol TouchstoneStore: Sendable {
     /// Inserts a registration (normally ``RegistrationStatus/pending``).
     func insertRegistration(_ registration: RegistrationRecord) async throws
     func registration(id: String) async throws -> RegistrationRecord?
+    /// What finishing a biometric sign-in needs to read, read together (one statement, one snapshot): the registration,
+    /// its user and the unconsumed challenge with this value bound to it and to `purpose`. `nil`: no such registration.
+    func signInAttempt(registrationId: String, challenge: String, purpose: ChallengePurpose) async throws -> SignInAttemptRecord?
     /// The newest non-pending registration of the key with this fingerprint.
     func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord?
     /// The active registration on a device, whoever it belongs to.
@@ -61,6 +64,12 @@ public protocol TouchstoneStore: Sendable {
     // MARK: Challenges
 
     func insertChallenge(_ challenge: ChallengeRecord) async throws
+    /// Inserts `challenge` if its registration is active (the start of a sign-in), in one statement where the engine
+    /// allows it.
+    ///
+    /// - Returns: The registration's status (the challenge was inserted only if it is ``RegistrationStatus/active``),
+    ///   or `nil` when there is no such registration.
+    func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus?
     /// Atomically consumes the unconsumed challenge with this value, if it is bound to `registrationId` and `purpose`.
     ///
     /// - Returns: The challenge as it was before consumption (its expiry is for the caller to check), or `nil`.
@@ -86,6 +95,8 @@ public protocol TouchstoneStore: Sendable {
     func insertPasskey(_ passkey: PasskeyRecord) async throws
     func passkey(id: String) async throws -> PasskeyRecord?
     func passkey(credentialId: String) async throws -> PasskeyRecord?
+    /// The passkey with this credential id and its user, read together (one statement, one snapshot).
+    func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)?
     /// A user's passkeys, newest first.
     func passkeys(userId: String) async throws -> [PasskeyRecord]
     /// Passkeys of the authenticator models named by AAGUID or attestation key identifier, newest first (at most

@@ -108,6 +108,9 @@ struct FailingStore: TouchstoneStore {
     func revokeSession(tokenHash: String, at: Date) async throws -> Bool { throw self.error }
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
     func registration(id: String) async throws -> RegistrationRecord? { throw self.error }
+    func signInAttempt(registrationId: String, challenge: String, purpose: ChallengePurpose) async throws -> SignInAttemptRecord? {
+        throw self.error
+    }
     func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord? { throw self.error }
     func activeRegistration(deviceId: String) async throws -> RegistrationRecord? { throw self.error }
     func registrations(userId: String) async throws -> [RegistrationRecord] { throw self.error }
@@ -138,6 +141,8 @@ struct FailingStore: TouchstoneStore {
     func insertPasskey(_ passkey: PasskeyRecord) async throws { throw self.error }
     func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
     func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }
+    func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus? { throw self.error }
+    func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)? { throw self.error }
     func passkeys(userId: String) async throws -> [PasskeyRecord] { throw self.error }
     func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord] { throw self.error }
     func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool { throw self.error }

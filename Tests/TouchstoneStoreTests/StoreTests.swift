@@ -452,6 +452,124 @@ struct StoreTests {
     }
 
     @Test(arguments: engines)
+    func aChallengeIsIssuedOnlyForAnActiveRegistration(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            func challenge(_ value: String, for registration: String) -> ChallengeRecord {
+                ChallengeRecord(
+                    challenge: value, registrationId: registration, purpose: .authentication, createdAt: Self.t0,
+                    expiresAt: Self.t0.addingTimeInterval(60)
+                )
+            }
+            // Pending, then active, then revoked; and no registration at all.
+            #expect(try await store.insertChallengeIfActive(challenge("c1", for: "a")) == .pending)
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            #expect(try await store.insertChallengeIfActive(challenge("c2", for: "a")) == .active)
+            _ = try await store.updateRegistrationStatus(id: "a", from: [.active], to: .revoked, at: Self.t0)
+            #expect(try await store.insertChallengeIfActive(challenge("c3", for: "a")) == .revoked)
+            #expect(try await store.insertChallengeIfActive(challenge("c4", for: "missing")) == nil)
+            let stored = try await ["c1", "c2", "c3", "c4"].asyncCompactMap {
+                try await store.unconsumedChallenge($0, registrationId: "a", purpose: .authentication)?.challenge
+            }
+            #expect(stored == ["c2"])
+        }
+    }
+
+    @Test(arguments: engines)
+    func aCompletedSignInWritesItsSessionEventsAndUseTogetherAndALostOneWritesNothing(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            try await store.insertPasskey(Self.passkey("p", user: "u1"))
+            #expect(try await !store.recordFailedSignature(registrationId: "a", threshold: 5, at: Self.t0))
+            #expect(try await !store.recordFailedPasskeyAssertion(id: "p", threshold: 5, at: Self.t0))
+            #expect(try await store.registration(id: "a")?.failedAttempts == 1)
+            #expect(try await store.passkey(id: "p")?.failedAttempts == 1)
+            let later = Self.t0.addingTimeInterval(7)
+            func event(_ id: String, _ type: String, passkey: String? = nil) -> AuditEventRecord {
+                AuditEventRecord(
+                    id: id, occurredAt: later, type: type, outcome: "success", userId: "u1",
+                    registrationId: passkey == nil ? "a" : nil, passkeyId: passkey, clientAddress: nil, userAgent: "UA"
+                )
+            }
+            try await store.insertChallenge(
+                ChallengeRecord(challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: later)
+            )
+            var session = Self.session("t1", user: "u1", registration: "a")
+            session.passwordAuthenticatedAt = Self.t0
+            #expect(try await store.completeSignIn(challenge: "c", registrationId: "a", session: session, events: [event("e1", "biometric_login")], at: later))
+            #expect(try await store.session(tokenHash: "t1") == session)
+            let registration = try #require(try await store.registration(id: "a"))
+            #expect(registration.lastUsedAt == later && registration.failedAttempts == 0)
+            // The challenge is spent: a second completion writes nothing at all.
+            #expect(try await !store.completeSignIn(challenge: "c", registrationId: "a", session: Self.session("t2", user: "u1", registration: "a"), events: [event("e2", "biometric_login")], at: later))
+            #expect(try await store.session(tokenHash: "t2") == nil)
+
+            try await store.insertWebAuthnChallenge(
+                WebAuthnChallengeRecord(challenge: "w", purpose: .authentication, userId: nil, allowCredentials: [], createdAt: Self.t0, expiresAt: later)
+            )
+            let events = [event("e3", "passkey_login", passkey: "p"), event("e4", "clone_warning", passkey: "p")]
+            #expect(try await store.completePasskeySignIn(
+                challenge: "w", passkeyId: "p", signCount: 3, backedUp: false, cloneWarning: true, session: Self.session("t3", user: "u1"), events: events, at: later
+            ))
+            let passkey = try #require(try await store.passkey(id: "p"))
+            #expect(passkey.signCount == 3 && passkey.cloneWarnings == 1 && passkey.failedAttempts == 0 && passkey.lastUsedAt == later)
+            #expect(try await !store.completePasskeySignIn(
+                challenge: "w", passkeyId: "p", signCount: 9, backedUp: false, cloneWarning: true, session: Self.session("t4", user: "u1"), events: [event("e5", "passkey_login", passkey: "p")], at: later
+            ))
+            #expect(try await store.session(tokenHash: "t4") == nil)
+            #expect(try await store.passkey(id: "p")?.signCount == 3)
+            let written = try await store.auditEvents(AuditEventQuery(userId: "u1", ascending: true))
+            #expect(written.sorted { $0.id < $1.id } == [event("e1", "biometric_login")] + events)
+        }
+    }
+
+    @Test(arguments: engines)
+    func aSignInAttemptReadsTheRegistrationItsUserAndTheChallengeAsTheSingleReadsDo(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            var owner = Self.user("u1")
+            owner.displayName = "Ada"
+            try await store.insertUser(owner)
+            #expect(try await store.setRequireDeviceBoundPasskeys(userId: "u1", required: true))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            try await store.insertRegistration(Self.registration("b", user: "u1", device: "d2"))
+            let issued = ChallengeRecord(
+                challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(60)
+            )
+            try await store.insertChallenge(issued)
+            let user = try #require(try await store.user(id: "u1"))
+            #expect(user.requireDeviceBoundPasskeys && user.displayName == "Ada")
+            let registration = try #require(try await store.registration(id: "a"))
+
+            let attempt = try #require(try await store.signInAttempt(registrationId: "a", challenge: "c", purpose: .authentication))
+            #expect(attempt == SignInAttemptRecord(registration: registration, user: user, challenge: issued))
+            // The challenge is bound to its registration and purpose, and must be unconsumed; the registration is
+            // found without it.
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c", purpose: .registration)?.challenge == nil)
+            #expect(try await store.signInAttempt(registrationId: "b", challenge: "c", purpose: .authentication)?.challenge == nil)
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "x", purpose: .authentication)?.registration == registration)
+            #expect(try await store.consumeChallenge("c", registrationId: "a", purpose: .authentication, at: Self.t0) != nil)
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c", purpose: .authentication)?.challenge == nil)
+            #expect(try await store.signInAttempt(registrationId: "missing", challenge: "c", purpose: .authentication) == nil)
+        }
+    }
+
+    @Test(arguments: engines)
+    func aPasskeyIsReadWithItsOwner(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertPasskey(Self.passkey("p1", user: "u1"))
+            let found = try #require(try await store.passkeyAndOwner(credentialId: "cred-p1"))
+            #expect(found.passkey == (try await store.passkey(credentialId: "cred-p1")))
+            #expect(found.user == (try await store.user(id: "u1")))
+            #expect(try await store.passkeyAndOwner(credentialId: "cred-other") == nil)
+        }
+    }
+
+    @Test(arguments: engines)
     func aPasskeySignInCompletesOncePerChallengeAndOnlyThenWrites(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))

@@ -176,20 +176,25 @@ struct BiometricService: Sendable {
     /// Step 1 of sign-in: finds the registration by id or by public key and issues a challenge bound to it.
     func startAuthentication(registrationId: String?, publicKey: String?) async throws -> StartedChallenge {
         try self.requireEnabled()
-        let registration: RegistrationRecord?
+        let id: String
         if let registrationId {
-            registration = try await self.store.registration(id: registrationId)
+            id = registrationId
         } else if let publicKey {
-            registration = try await self.registration(forEncodedKey: publicKey)
+            guard let registration = try await self.registration(forEncodedKey: publicKey) else { throw APIError.registrationNotFound }
+            id = registration.id
         } else {
             throw APIError.invalidRequest("provide 'registrationId' or 'publicKey'")
         }
-        guard let registration, registration.status != .pending else { throw APIError.registrationNotFound }
-        guard registration.status != .locked else { throw APIError.registrationLocked }
-        guard registration.status == .active else { throw APIError.registrationRevoked }
-        let started = try await self.issueChallenge(for: registration.id, purpose: .authentication, at: self.now())
+        // The registration's status is checked and the challenge stored by one store call (one statement on
+        // PostgreSQL): stored only for an active registration.
+        let now = self.now()
+        let challenge = self.challenge(for: id, purpose: .authentication, at: now)
+        let status = try await self.store.insertChallengeIfActive(challenge)
+        guard let status, status != .pending else { throw APIError.registrationNotFound }
+        guard status != .locked else { throw APIError.registrationLocked }
+        guard status == .active else { throw APIError.registrationRevoked }
         self.audit.metrics?.started(.biometric)
-        return started
+        return StartedChallenge(registrationId: id, challenge: challenge.challenge, expiresAt: challenge.expiresAt)
     }
 
     /// Step 2 of sign-in: consumes the challenge, verifies the signature and opens a biometric session.
@@ -201,19 +206,19 @@ struct BiometricService: Sendable {
     ) async throws -> (UserRecord, String, SessionRecord) {
         try self.requireEnabled()
         let now = self.now()
-        guard let registration = try await self.store.registration(id: registrationId), registration.status != .pending
+        // The registration, its user and the challenge in one read.
+        guard let attempt = try await self.store.signInAttempt(registrationId: registrationId, challenge: challenge, purpose: .authentication),
+            attempt.registration.status != .pending
         else {
             throw APIError.registrationNotFound
         }
+        let registration = attempt.registration
         guard registration.status != .locked else { throw APIError.registrationLocked }
         guard registration.status == .active else { throw APIError.registrationRevoked }
         // A challenge gets exactly one attempt, whatever its outcome: a failed attempt consumes it here; a successful
         // one consumes it in the same transaction that stores the session, and only the first of several concurrent
         // attempts can do that. Reading it first keeps the signature check out of the database's write path.
-        guard let issued = try await self.store.unconsumedChallenge(challenge, registrationId: registrationId, purpose: .authentication)
-        else {
-            throw APIError.challengeNotFound
-        }
+        guard let issued = attempt.challenge else { throw APIError.challengeNotFound }
         guard now < issued.expiresAt else {
             try await self.burn(issued, at: now)
             throw APIError.challengeExpired
@@ -231,7 +236,7 @@ struct BiometricService: Sendable {
             }
             throw APIError.invalidSignature
         }
-        guard let user = try await self.store.user(id: registration.userId) else { throw APIError.registrationNotFound }
+        guard let user = attempt.user else { throw APIError.registrationNotFound }
         let (token, session) = self.sessions.make(
             for: user,
             method: .biometric,
@@ -273,16 +278,19 @@ struct BiometricService: Sendable {
     private func issueChallenge(for registrationId: String, purpose: ChallengePurpose, at now: Date) async throws
         -> StartedChallenge
     {
-        let expiresAt = now.addingTimeInterval(self.configuration.challengeTTL.timeInterval)
-        let challenge = ChallengeRecord(
+        let challenge = self.challenge(for: registrationId, purpose: purpose, at: now)
+        try await self.store.insertChallenge(challenge)
+        return StartedChallenge(registrationId: registrationId, challenge: challenge.challenge, expiresAt: challenge.expiresAt)
+    }
+
+    private func challenge(for registrationId: String, purpose: ChallengePurpose, at now: Date) -> ChallengeRecord {
+        ChallengeRecord(
             challenge: self.secrets.newChallenge(),
             registrationId: registrationId,
             purpose: purpose,
             createdAt: now,
-            expiresAt: expiresAt
+            expiresAt: now.addingTimeInterval(self.configuration.challengeTTL.timeInterval)
         )
-        try await self.store.insertChallenge(challenge)
-        return StartedChallenge(registrationId: registrationId, challenge: challenge.challenge, expiresAt: expiresAt)
     }
 
     /// Finds a registration by its public key, in whichever encoding and algorithm the key parses.

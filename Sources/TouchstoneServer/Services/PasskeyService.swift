@@ -256,7 +256,7 @@ struct PasskeyService: Sendable {
         userHandle: [UInt8]?,
         challenge: WebAuthnChallengeRecord
     ) async throws -> (UserRecord, PasskeyRecord, VerifiedAuthentication) {
-        guard let passkey = try await self.store.passkey(credentialId: Base64.urlEncode(credentialId)) else {
+        guard let (passkey, owner) = try await self.store.passkeyAndOwner(credentialId: Base64.urlEncode(credentialId)) else {
             throw APIError.passkeyNotFoundForLogin
         }
         guard passkey.lockedAt == nil else { throw APIError.passkeyLocked }
@@ -278,7 +278,7 @@ struct PasskeyService: Sendable {
         } catch let error as WebAuthnError {
             throw APIError.invalidPasskeyAssertion(error)
         }
-        guard let user = try await self.store.user(id: passkey.userId) else { throw APIError.passkeyNotFoundForLogin }
+        guard let user = owner else { throw APIError.passkeyNotFoundForLogin }
         return (user, passkey, verified)
     }
 

@@ -240,6 +240,20 @@ public struct ChallengeRecord: Sendable, Hashable {
     }
 }
 
+/// A biometric sign-in attempt's reads: the registration, its user (`nil` only if the account vanished) and the
+/// unconsumed challenge of the attempt (`nil`: none such).
+public struct SignInAttemptRecord: Sendable, Hashable {
+    public var registration: RegistrationRecord
+    public var user: UserRecord?
+    public var challenge: ChallengeRecord?
+
+    public init(registration: RegistrationRecord, user: UserRecord?, challenge: ChallengeRecord?) {
+        self.registration = registration
+        self.user = user
+        self.challenge = challenge
+    }
+}
+
 /// Which other registrations a newly activated registration supersedes.
 public enum ReplacementScope: Sendable, Hashable {
     /// Other active registrations of the same user on the same device (multi-device policy).

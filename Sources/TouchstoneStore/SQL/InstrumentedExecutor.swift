@@ -67,6 +67,8 @@ public struct InstrumentedExecutor: SQLExecutor {
 
     public func isUniqueViolation(_ error: any Error) -> Bool { self.base.isUniqueViolation(error) }
 
+    public var hasDataModifyingWith: Bool { self.base.hasDataModifyingWith }
+
     public func shutdown() async throws { try await self.base.shutdown() }
 
     public func checkHealth() async throws { try await self.base.checkHealth() }

@@ -273,6 +273,8 @@ public final class PostgresExecutor: SQLExecutor {
         "SELECT pg_advisory_xact_lock(8387236455436332645)"
     }
 
+    public var hasDataModifyingWith: Bool { true }
+
     public func isUniqueViolation(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError, error.code == .server else { return false }
         return error.serverInfo?[.sqlState] == "23505"

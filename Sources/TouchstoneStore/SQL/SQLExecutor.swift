@@ -17,6 +17,9 @@ public protocol SQLExecutor: Sendable {
     var migrationLock: SQLQueryString? { get }
     /// Whether `error` reports a violated UNIQUE constraint.
     func isUniqueViolation(_ error: any Error) -> Bool
+    /// Whether a statement can change tables inside `WITH` (PostgreSQL can, SQLite cannot): a write of several
+    /// statements can then be one statement, atomic by itself and one round trip to the database.
+    var hasDataModifyingWith: Bool { get }
     /// Closes every connection.
     func shutdown() async throws
     /// Succeeds when the database can be used now; throws ``StoreError/unavailable(_:)`` otherwise. The default runs
@@ -25,6 +28,8 @@ public protocol SQLExecutor: Sendable {
 }
 
 extension SQLExecutor {
+    public var hasDataModifyingWith: Bool { false }
+
     public func checkHealth() async throws {
         try await self.withDatabase { db in _ = try await db.raw("SELECT 1 AS ok").first() }
     }

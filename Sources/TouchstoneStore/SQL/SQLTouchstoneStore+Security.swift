@@ -113,15 +113,7 @@ extension SQLTouchstoneStore {
     }
 
     static func insert(_ event: AuditEventRecord, into db: any SQLDatabase) async throws {
-        try await db.raw(
-            """
-            INSERT INTO audit_events (id, occurred_at, type, outcome, user_id, registration_id, passkey_id,
-                client_address, user_agent, reason)
-            VALUES (\(bind: event.id), \(bind: event.occurredAt.millis), \(bind: event.type), \(bind: event.outcome),
-                \(bind: event.userId), \(bind: event.registrationId), \(bind: event.passkeyId),
-                \(bind: event.clientAddress), \(bind: event.userAgent), \(bind: event.reason))
-            """
-        ).run()
+        try await db.raw("INSERT INTO audit_events (\(unsafeRaw: AuditEventRecord.insertColumns)) VALUES (\(binds: event.insertValues))").run()
     }
 
     public func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord] {
@@ -330,6 +322,18 @@ extension SQLTouchstoneStore {
                 """
             ).first() != nil
         }
+    }
+}
+
+extension AuditEventRecord {
+    /// The columns an insert names, in the order of ``insertValues``.
+    static let insertColumns = "id, occurred_at, type, outcome, user_id, registration_id, passkey_id, client_address, user_agent, reason"
+
+    var insertValues: [any Encodable & Sendable] {
+        [
+            self.id, self.occurredAt.millis, self.type, self.outcome, self.userId, self.registrationId, self.passkeyId,
+            self.clientAddress, self.userAgent, self.reason,
+        ]
     }
 }
 

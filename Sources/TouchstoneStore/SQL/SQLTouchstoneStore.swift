@@ -114,18 +114,28 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         try await self.executor.withDatabase { db in try await Self.insert(session, into: db) }
     }
 
+    /// `WITH` entries (each after a comma) inserting `session` and `events` once for each row of the entry `guard`
+    /// (which has one row or none): the inserts of a sign-in that completes in one statement.
+    static func sessionAndEvents(_ session: SessionRecord, _ events: [AuditEventRecord], ifRowIn guard: String) -> SQLQueryString {
+        var sql: SQLQueryString = """
+            , new_session AS (
+                INSERT INTO sessions (\(unsafeRaw: SessionRecord.insertColumns))
+                SELECT \(binds: session.insertValues) FROM \(unsafeRaw: `guard`)
+            )
+            """
+        for (index, event) in events.enumerated() {
+            sql += """
+                , new_event_\(unsafeRaw: String(index)) AS (
+                    INSERT INTO audit_events (\(unsafeRaw: AuditEventRecord.insertColumns))
+                    SELECT \(binds: event.insertValues) FROM \(unsafeRaw: `guard`)
+                )
+                """
+        }
+        return sql
+    }
+
     static func insert(_ session: SessionRecord, into db: any SQLDatabase) async throws {
-        try await db.raw(
-            """
-            INSERT INTO sessions (token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at,
-                password_authenticated_at, methods, registration_id, revoked_at, id)
-            VALUES (\(bind: session.tokenHash), \(bind: session.userId), \(bind: session.createdAt.millis),
-                \(bind: session.expiresAt.millis), \(bind: session.idleExpiresAt.millis),
-                \(bind: session.authenticatedAt.millis), \(bind: session.passwordAuthenticatedAt?.millis),
-                \(bind: session.methods.map(\.rawValue).joined(separator: ",")), \(bind: session.registrationId),
-                \(bind: session.revokedAt?.millis), \(bind: session.id))
-            """
-        ).run()
+        try await db.raw("INSERT INTO sessions (\(unsafeRaw: SessionRecord.insertColumns)) VALUES (\(binds: session.insertValues))").run()
     }
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
@@ -365,7 +375,26 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         events: [AuditEventRecord],
         at: Date
     ) async throws -> Bool {
-        try await self.executor.withTransaction { db in
+        if self.executor.hasDataModifyingWith {
+            // One statement: atomic by itself, one round trip. Every part after `consumed` writes only if it has a row.
+            return try await self.executor.withDatabase { db in
+                try await db.raw(
+                    """
+                    WITH consumed AS (
+                        UPDATE challenges SET consumed_at = \(bind: at.millis)
+                        WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
+                            AND purpose = \(bind: ChallengePurpose.authentication.rawValue) AND consumed_at IS NULL
+                        RETURNING challenge
+                    ), used AS (
+                        UPDATE registrations SET last_used_at = \(bind: at.millis), failed_attempts = 0
+                        WHERE id = \(bind: registrationId) AND EXISTS (SELECT 1 FROM consumed)
+                    )\(Self.sessionAndEvents(session, events, ifRowIn: "consumed"))
+                    SELECT challenge FROM consumed
+                    """
+                ).first() != nil
+            }
+        }
+        return try await self.executor.withTransaction { db in
             let consumed = try await db.raw(
                 """
                 UPDATE challenges SET consumed_at = \(bind: at.millis)
@@ -495,15 +524,18 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         in db: any SQLDatabase
     ) async throws {
         try await db.raw(
-            """
-            UPDATE passkeys SET
-                sign_count = CASE WHEN sign_count < \(bind: signCount) THEN \(bind: signCount) ELSE sign_count END,
-                backed_up = \(bind: Int64(backedUp ? 1 : 0)),
-                clone_warnings = clone_warnings + \(bind: Int64(cloneWarning ? 1 : 0)),
-                last_used_at = \(bind: at.millis)
-            WHERE id = \(bind: id)
-            """
+            "UPDATE passkeys SET \(Self.passkeyUse(signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at)) WHERE id = \(bind: id)"
         ).run()
+    }
+
+    /// The assignments that record a passkey's use: the counter only grows, the backup state is the latest.
+    private static func passkeyUse(signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) -> SQLQueryString {
+        """
+        sign_count = CASE WHEN sign_count < \(bind: signCount) THEN \(bind: signCount) ELSE sign_count END,
+        backed_up = \(bind: Int64(backedUp ? 1 : 0)),
+        clone_warnings = clone_warnings + \(bind: Int64(cloneWarning ? 1 : 0)),
+        last_used_at = \(bind: at.millis)
+        """
     }
 
     public func recordFailedPasskeyAssertion(id: String, threshold: Int64, at: Date) async throws -> Bool {
@@ -553,7 +585,27 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         events: [AuditEventRecord],
         at: Date
     ) async throws -> Bool {
-        try await self.executor.withTransaction { db in
+        if self.executor.hasDataModifyingWith {
+            // One statement, as in completeSignIn.
+            return try await self.executor.withDatabase { db in
+                try await db.raw(
+                    """
+                    WITH consumed AS (
+                        UPDATE webauthn_challenges SET consumed_at = \(bind: at.millis)
+                        WHERE challenge = \(bind: challenge) AND purpose = \(bind: ChallengePurpose.authentication.rawValue)
+                            AND consumed_at IS NULL
+                        RETURNING challenge
+                    ), used AS (
+                        UPDATE passkeys
+                        SET \(Self.passkeyUse(signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at)), failed_attempts = 0
+                        WHERE id = \(bind: passkeyId) AND EXISTS (SELECT 1 FROM consumed)
+                    )\(Self.sessionAndEvents(session, events, ifRowIn: "consumed"))
+                    SELECT challenge FROM consumed
+                    """
+                ).first() != nil
+            }
+        }
+        return try await self.executor.withTransaction { db in
             let consumed = try await db.raw(
                 """
                 UPDATE webauthn_challenges SET consumed_at = \(bind: at.millis)
@@ -731,6 +783,20 @@ extension UserRecord {
 }
 
 extension SessionRecord {
+    /// The columns an insert names, in the order of ``insertValues``.
+    static let insertColumns = """
+        token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at, password_authenticated_at, \
+        methods, registration_id, revoked_at, id
+        """
+
+    var insertValues: [any Encodable & Sendable] {
+        [
+            self.tokenHash, self.userId, self.createdAt.millis, self.expiresAt.millis, self.idleExpiresAt.millis,
+            self.authenticatedAt.millis, self.passwordAuthenticatedAt?.millis, self.methods.map(\.rawValue).joined(separator: ","),
+            self.registrationId, self.revokedAt?.millis, self.id,
+        ]
+    }
+
     init(row: any SQLRow) throws {
         let methods = try row.decode(column: "methods", as: String.self).split(separator: ",")
             .compactMap { AuthenticationMethod(rawValue: String($0)) }
@@ -751,7 +817,7 @@ extension SessionRecord {
 }
 
 extension AppAttestKeyRecord {
-    fileprivate init(row: any SQLRow) throws {
+    init(row: any SQLRow) throws {
         guard let publicKey = [UInt8](base64URL: try row.decode(column: "public_key", as: String.self)),
             let receipt = [UInt8](base64URL: try row.decode(column: "receipt", as: String.self))
         else {
@@ -771,7 +837,7 @@ extension AppAttestKeyRecord {
 }
 
 extension RegistrationRecord {
-    fileprivate init(row: any SQLRow) throws {
+    init(row: any SQLRow) throws {
         let encodedKey = try row.decode(column: "public_key", as: String.self)
         guard let publicKey = [UInt8](base64URL: encodedKey) else {
             throw StoreError.unavailable("stored public key is not base64url")
@@ -802,7 +868,7 @@ extension RegistrationRecord {
 }
 
 extension PasskeyRecord {
-    fileprivate init(row: any SQLRow) throws {
+    init(row: any SQLRow) throws {
         guard let publicKey = [UInt8](base64URL: try row.decode(column: "public_key", as: String.self)) else {
             throw StoreError.unavailable("stored passkey public key is not base64url")
         }
@@ -831,7 +897,7 @@ extension PasskeyRecord {
 }
 
 extension WebAuthnChallengeRecord {
-    fileprivate init(row: any SQLRow) throws {
+    init(row: any SQLRow) throws {
         let allowed = try row.decode(column: "allow_credentials", as: String.self)
         self.init(
             challenge: try row.decode(column: "challenge", as: String.self),
@@ -845,7 +911,7 @@ extension WebAuthnChallengeRecord {
 }
 
 extension ChallengeRecord {
-    fileprivate init(row: any SQLRow) throws {
+    init(row: any SQLRow) throws {
         self.init(
             challenge: try row.decode(column: "challenge", as: String.self),
             registrationId: try row.decode(column: "registration_id", as: String.self),

@@ -1,0 +1,122 @@
+import Foundation
+import SQLKit
+
+/// The reads of a sign-in's finish, joined: one statement (one round trip on PostgreSQL, one read transaction on
+/// SQLite) instead of one per record, and the records come from one snapshot.
+extension SQLTouchstoneStore {
+    public func signInAttempt(registrationId: String, challenge: String, purpose: ChallengePurpose) async throws
+        -> SignInAttemptRecord?
+    {
+        try await self.executor.withReadOnlyDatabase { db in
+            guard
+                let row = try await db.raw(
+                    """
+                    SELECT r.*, \(unsafeRaw: UserRecord.selectList(table: "u", prefix: "user__")),
+                        c.challenge AS challenge__challenge, c.created_at AS challenge__created_at,
+                        c.expires_at AS challenge__expires_at
+                    FROM registrations r
+                    LEFT JOIN users u ON u.id = r.user_id
+                    LEFT JOIN challenges c ON c.challenge = \(bind: challenge) AND c.registration_id = r.id
+                        AND c.purpose = \(bind: purpose.rawValue) AND c.consumed_at IS NULL
+                    WHERE r.id = \(bind: registrationId)
+                    """
+                ).first()
+            else {
+                return nil
+            }
+            let registration = try RegistrationRecord(row: row)
+            var issued: ChallengeRecord?
+            if let value = try row.decode(column: "challenge__challenge", as: String?.self) {
+                issued = ChallengeRecord(
+                    challenge: value,
+                    registrationId: registration.id,
+                    purpose: purpose,
+                    createdAt: try row.date("challenge__created_at"),
+                    expiresAt: try row.date("challenge__expires_at")
+                )
+            }
+            return SignInAttemptRecord(registration: registration, user: try UserRecord(joined: row, prefix: "user__"), challenge: issued)
+        }
+    }
+
+    public func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus? {
+        guard self.executor.hasDataModifyingWith else {
+            // SQLite: the read on a read connection, the insert in the writer's next group commit.
+            guard let registration = try await self.registration(id: challenge.registrationId) else { return nil }
+            if registration.status == .active { try await self.insertChallenge(challenge) }
+            return registration.status
+        }
+        return try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                WITH registration AS (
+                    SELECT status FROM registrations WHERE id = \(bind: challenge.registrationId)
+                ), issued AS (
+                    INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at)
+                    SELECT \(bind: challenge.challenge), \(bind: challenge.registrationId), \(bind: challenge.purpose.rawValue),
+                        \(bind: challenge.createdAt.millis), \(bind: challenge.expiresAt.millis)
+                    FROM registration WHERE status = \(bind: RegistrationStatus.active.rawValue)
+                )
+                SELECT status FROM registration
+                """
+            ).first().map { row in
+                let raw = try row.decode(column: "status", as: String.self)
+                guard let status = RegistrationStatus(rawValue: raw) else {
+                    throw StoreError.unavailable("unexpected value \(raw) in column status")
+                }
+                return status
+            }
+        }
+    }
+
+    public func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)? {
+        try await self.executor.withReadOnlyDatabase { db in
+            guard
+                let row = try await db.raw(
+                    """
+                    SELECT p.*, \(unsafeRaw: UserRecord.selectList(table: "u", prefix: "user__"))
+                    FROM passkeys p LEFT JOIN users u ON u.id = p.user_id
+                    WHERE p.credential_id = \(bind: credentialId)
+                    """
+                ).first()
+            else {
+                return nil
+            }
+            return (try PasskeyRecord(row: row), try UserRecord(joined: row, prefix: "user__"))
+        }
+    }
+}
+
+extension UserRecord {
+    /// The columns ``init(row:)`` reads: what a join selects, each renamed with a prefix.
+    static let columns = ["id", "email", "display_name", "password_hash", "created_at", "require_device_bound_passkeys"]
+
+    /// `table.column AS prefix+column, ...` for every column of ``columns``.
+    static func selectList(table: String, prefix: String) -> String {
+        Self.columns.map { "\(table).\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
+    }
+
+    /// The user of a left join whose user columns carry `prefix`; `nil` when the join found no user.
+    init?(joined row: any SQLRow, prefix: String) throws {
+        guard try row.decode(column: prefix + "id", as: String?.self) != nil else { return nil }
+        try self.init(row: PrefixedRow(base: row, prefix: prefix))
+    }
+}
+
+/// The columns of a joined row that carry a prefix, under their names without it.
+struct PrefixedRow: SQLRow {
+    let base: any SQLRow
+    let prefix: String
+
+    var allColumns: [String] {
+        self.base.allColumns.compactMap { $0.hasPrefix(self.prefix) ? String($0.dropFirst(self.prefix.count)) : nil }
+    }
+
+    func contains(column: String) -> Bool { self.base.contains(column: self.prefix + column) }
+
+    func decodeNil(column: String) throws -> Bool { try self.base.decodeNil(column: self.prefix + column) }
+
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+        try self.base.decode(column: self.prefix + column, as: type)
+    }
+}
