@@ -23,8 +23,12 @@ public enum JSONValue: Sendable, Hashable {
     /// Stricter than most parsers where leniency could hide an attack: invalid UTF-8, lone surrogates, control
     /// characters in strings and duplicate object keys are errors, and nesting is limited to `maxDepth`.
     public init(parsing bytes: [UInt8], maxDepth: Int = 32) throws(ParseError) {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        self = try parser.parseDocument()
+        // The parser reads through a buffer pointer: no bounds check per byte (every index is checked against the
+        // count by the parser itself) and no copy-on-write checks on the array.
+        self = try bytes.withUnsafeBufferPointer { buffer throws(ParseError) in
+            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            return try parser.parseDocument()
+        }
     }
 
     public var stringValue: String? {
@@ -39,12 +43,12 @@ public enum JSONValue: Sendable, Hashable {
 }
 
 private struct JSONParser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var index = 0
     var depth = 0
 
-    init(bytes: [UInt8], maxDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -109,6 +113,8 @@ private struct JSONParser {
             self.depth -= 1
             return .object(object)
         }
+        // Room for the members of a WebAuthn document up front: growing from empty rehashes every key at each step.
+        object.reserveCapacity(8)
         while true {
             self.skipWhiteSpace()
             guard self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "\"") else {
@@ -167,7 +173,7 @@ private struct JSONParser {
         while self.index < self.bytes.count {
             let byte = self.bytes[self.index]
             if byte == UInt8(ascii: "\"") {
-                let slice = self.bytes[start..<self.index]
+                let slice = UnsafeBufferPointer(rebasing: self.bytes[start..<self.index])
                 let text: String
                 if isASCII {
                     text = String(decoding: slice, as: UTF8.self)
@@ -287,6 +293,6 @@ private struct JSONParser {
             }
             guard digits(&self) > 0 else { throw self.error("invalid number") }
         }
-        return String(decoding: self.bytes[start..<self.index], as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: self.bytes[start..<self.index]), as: UTF8.self)
     }
 }
