@@ -36,6 +36,41 @@ struct JSONValueTests {
         #expect(throws: JSONValue.ParseError.self) { try JSONValue(parsing: [0x22, 0x5C, 0x6E, 0xFF, 0x22]) }  // after an escape
     }
 
+    @Test func objectsCompareWithoutOrderAndFindDuplicatesBeyondTheIndexedCount() throws {
+        #expect(try self.parse(#"{"a":1,"b":[true]}"#) == self.parse(#"{"b":[true],"a":1}"#))
+        #expect(try self.parse(#"{"a":1,"b":2}"#) != self.parse(#"{"a":1,"c":2}"#))
+        #expect(Set([try self.parse(#"{"a":1,"b":2}"#), try self.parse(#"{"b":2,"a":1}"#)]).count == 1)
+        // Enough members that the keys are also kept in a set: lookups and the duplicate check still work.
+        let members = (0..<40).map { "\"k\($0)\":\($0)" }
+        let object = try #require(try self.parse("{" + members.joined(separator: ",") + "}").objectValue)
+        #expect(object.count == 40 && object["k0"] == .number("0") && object["k39"] == .number("39") && object["k40"] == nil)
+        #expect(object.keys == (0..<40).map { "k\($0)" })
+        for duplicate in ["k3", "k20", "k39"] {
+            #expect(throws: JSONValue.ParseError.self) {
+                try self.parse("{" + members.joined(separator: ",") + ",\"\(duplicate)\":0}")
+            }
+        }
+        // A key spelled with an escape is the same key.
+        #expect(throws: JSONValue.ParseError.self) { try self.parse(#"{"a":1,"\u0061":2}"#) }
+    }
+
+    /// Strings are scanned eight bytes at a time until a byte needs a look: whatever the offset of a quote, an
+    /// escape, a control character or a non-ASCII byte, the result is the byte-by-byte one.
+    @Test func stringsAreReadAlikeWhereverTheirSpecialBytesFall() throws {
+        for length in 0..<20 {
+            let plain = String(repeating: "x", count: length)
+            #expect(try self.parse("\"\(plain)\"") == .string(plain))
+            #expect(try self.parse("\"\(plain)\\n\(plain)\"") == .string(plain + "\n" + plain))
+            #expect(try self.parse("\"\(plain)é\(plain)\"") == .string(plain + "é" + plain))
+            #expect(try self.parse("\"\(plain)~\u{7F}\(plain)\"") == .string(plain + "~\u{7F}" + plain))
+            #expect(throws: JSONValue.ParseError.self) { try self.parse("\"\(plain)\u{1F}\(plain)\"") }
+            #expect(throws: JSONValue.ParseError.self) { try self.parse("\"\(plain)") }
+            var invalid = Array("\"\(plain)\(plain)\"".utf8)
+            invalid.insert(0xFF, at: 1 + length)
+            #expect(throws: JSONValue.ParseError.self) { try JSONValue(parsing: invalid) }
+        }
+    }
+
     @Test func limitsNesting() throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONValue.ParseError.self) { try self.parse(deep) }

@@ -11,7 +11,7 @@ public enum JSONValue: Sendable, Hashable {
     case number(String)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     /// Why a document is not acceptable JSON.
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -36,9 +36,72 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
-    public var objectValue: [String: JSONValue]? {
+    public var objectValue: JSONObject? {
         if case .object(let value) = self { return value }
         return nil
+    }
+}
+
+/// A JSON object's members, in document order, each key once.
+///
+/// The objects of a sign-in are small (four to six members): finding a key by comparing it with each is faster than
+/// hashing it, and keeping the members in an array spares a hash table per object (see docs/performance.md). Beyond
+/// ``indexedCount`` members the keys are also kept in a set, so that a large object is not quadratic to build.
+public struct JSONObject: Sendable, Hashable, ExpressibleByDictionaryLiteral {
+    public struct Member: Sendable, Hashable {
+        public var key: String
+        public var value: JSONValue
+    }
+
+    /// The members, in the order the document has them.
+    public private(set) var members: [Member] = []
+    private var index: Set<String>?
+
+    /// Members from which the keys are indexed.
+    static let indexedCount = 16
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        for (key, value) in elements {
+            precondition(self.append(key, value), "duplicate key \(key) in a JSON object literal")
+        }
+    }
+
+    public var count: Int { self.members.count }
+    public var isEmpty: Bool { self.members.isEmpty }
+    public var keys: [String] { self.members.map(\.key) }
+
+    public subscript(key: String) -> JSONValue? {
+        if let index = self.index, !index.contains(key) { return nil }
+        for member in self.members where member.key == key { return member.value }
+        return nil
+    }
+
+    /// Adds a member; `false` (and nothing added) when the key is already there.
+    @discardableResult
+    mutating func append(_ key: String, _ value: JSONValue) -> Bool {
+        if self.index != nil {
+            guard self.index!.insert(key).inserted else { return false }
+        } else {
+            for member in self.members where member.key == key { return false }
+            if self.members.count == Self.indexedCount { self.index = Set(self.members.map(\.key) + [key]) }
+        }
+        // One allocation for a document's usual handful of members instead of growing 1, 2, 4, 8.
+        if self.members.isEmpty { self.members.reserveCapacity(8) }
+        self.members.append(Member(key: key, value: value))
+        return true
+    }
+
+    /// Objects are equal when they have the same members, whatever their order (as JSON defines them).
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.count == rhs.count && lhs.members.allSatisfy { rhs[$0.key] == $0.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // Order-independent, like ==: the members' hashes are summed.
+        hasher.combine(self.count)
+        hasher.combine(self.members.reduce(0) { $0 &+ $1.hashValue })
     }
 }
 
@@ -106,15 +169,13 @@ private struct JSONParser {
     private mutating func parseObject() throws(JSONValue.ParseError) -> JSONValue {
         try self.enter()
         self.index += 1  // {
-        var object: [String: JSONValue] = [:]
+        var object = JSONObject()
         self.skipWhiteSpace()
         if self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "}") {
             self.index += 1
             self.depth -= 1
             return .object(object)
         }
-        // Room for the members of a WebAuthn document up front: growing from empty rehashes every key at each step.
-        object.reserveCapacity(8)
         while true {
             self.skipWhiteSpace()
             guard self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "\"") else {
@@ -125,7 +186,7 @@ private struct JSONParser {
             guard self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: ":") else { throw self.error("expected ':'") }
             self.index += 1
             let value = try self.parseValue()
-            guard object.updateValue(value, forKey: key) == nil else { throw self.error("duplicate key '\(key)'") }
+            guard object.append(key, value) else { throw self.error("duplicate key '\(key)'") }
             self.skipWhiteSpace()
             guard self.index < self.bytes.count else { throw self.error("unexpected end of JSON") }
             switch self.bytes[self.index] {
@@ -169,6 +230,14 @@ private struct JSONParser {
         self.index += 1  // "
         let start = self.index
         // Fast path: no escapes. ASCII text needs no UTF-8 validation (the generic validating initialiser is slow).
+        // Eight bytes at a time while none of them ends the string or needs a look (base64url fields are long).
+        if let base = self.bytes.baseAddress {
+            while self.index + 8 <= self.bytes.count,
+                Self.isPlainASCII(UnsafeRawPointer(base + self.index).loadUnaligned(as: UInt64.self))
+            {
+                self.index += 8
+            }
+        }
         var isASCII = true
         while self.index < self.bytes.count {
             let byte = self.bytes[self.index]
@@ -221,6 +290,19 @@ private struct JSONParser {
             }
         }
         throw self.error("unterminated string")
+    }
+
+    /// Whether none of the eight bytes in `word` is a quote, a backslash, a control character or outside ASCII: bytes
+    /// a string's scan can step over without looking at each.
+    private static func isPlainASCII(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        // A byte of `x` is zero exactly when this sets its high bit (the classic "has zero byte" test).
+        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highBits != 0 }
+        guard word & highBits == 0 else { return false }
+        if hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C)) { return false }
+        // With every byte below 0x80, this sets a byte's high bit exactly when the byte is below 0x20.
+        return (word &- ones &* 0x20) & ~word & highBits == 0
     }
 
     /// Parses the hex digits after `\u`, and a second `\uXXXX` when the first is a high surrogate.

@@ -64,7 +64,7 @@ extension AuthenticationResponseJSON {
     public init(json bytes: [UInt8]) throws(ShapeError) {
         guard let document = try? JSONValue(parsing: bytes) else { throw ShapeError(description: "request body is not valid JSON") }
         guard case .object(let object) = document else { throw ShapeError(description: "request body must be a JSON object") }
-        func string(_ object: [String: JSONValue], _ key: String, path: String) throws(ShapeError) -> String {
+        func string(_ object: JSONObject, _ key: String, path: String) throws(ShapeError) -> String {
             guard let value = object[key] else { throw ShapeError(description: "missing field '\(path)'") }
             guard case .string(let text) = value else { throw ShapeError(description: "field '\(path)' has the wrong type") }
             return text
