@@ -245,6 +245,7 @@ let package = Package(
             dependencies: [
                 "TouchstoneStore",
                 .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

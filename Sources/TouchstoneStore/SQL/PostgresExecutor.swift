@@ -166,7 +166,7 @@ public final class PostgresExecutor: SQLExecutor {
         // The task group in withConnection awaits its children, so `body` never outlives this call.
         try await withoutActuallyEscaping(body) { body in
             try await self.withConnection { connection in
-                try await body(connection.sql(queryLogLevel: .trace))
+                try await body(PostgresPreparingDatabase(connection: connection, base: connection.sql(queryLogLevel: .trace)))
             }
         }
     }
@@ -174,7 +174,11 @@ public final class PostgresExecutor: SQLExecutor {
     public func withTransaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await withoutActuallyEscaping(body) { body in
             try await self.withConnection { connection in
-                try await self.transaction(on: connection.sql(queryLogLevel: .trace), begin: "BEGIN", body)
+                try await self.transaction(
+                    on: PostgresPreparingDatabase(connection: connection, base: connection.sql(queryLogLevel: .trace)),
+                    begin: "BEGIN",
+                    body
+                )
             }
         }
     }

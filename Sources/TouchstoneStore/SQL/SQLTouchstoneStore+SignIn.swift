@@ -9,9 +9,10 @@ extension SQLTouchstoneStore {
     {
         try await self.executor.withReadOnlyDatabase { db in
             guard
-                let row = try await db.raw(
+                let row = try await db.hot(
                     """
-                    SELECT r.*, \(unsafeRaw: UserRecord.selectList(table: "u", prefix: "user__")),
+                    SELECT \(unsafeRaw: selectList(RegistrationRecord.columns, table: "r")),
+                        \(unsafeRaw: selectList(UserRecord.columns, table: "u", prefix: "user__")),
                         c.challenge AS challenge__challenge, c.created_at AS challenge__created_at,
                         c.expires_at AS challenge__expires_at
                     FROM registrations r
@@ -20,7 +21,7 @@ extension SQLTouchstoneStore {
                         AND c.purpose = \(bind: purpose.rawValue) AND c.consumed_at IS NULL
                     WHERE r.id = \(bind: registrationId)
                     """
-                ).first()
+                ).first
             else {
                 return nil
             }
@@ -47,7 +48,7 @@ extension SQLTouchstoneStore {
             return registration.status
         }
         return try await self.executor.withDatabase { db in
-            try await db.raw(
+            try await db.hot(
                 """
                 WITH registration AS (
                     SELECT status FROM registrations WHERE id = \(bind: challenge.registrationId)
@@ -59,7 +60,7 @@ extension SQLTouchstoneStore {
                 )
                 SELECT status FROM registration
                 """
-            ).first().map { row in
+            ).first.map { row in
                 let raw = try row.decode(column: "status", as: String.self)
                 guard let status = RegistrationStatus(rawValue: raw) else {
                     throw StoreError.unavailable("unexpected value \(raw) in column status")
@@ -72,13 +73,14 @@ extension SQLTouchstoneStore {
     public func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)? {
         try await self.executor.withReadOnlyDatabase { db in
             guard
-                let row = try await db.raw(
+                let row = try await db.hot(
                     """
-                    SELECT p.*, \(unsafeRaw: UserRecord.selectList(table: "u", prefix: "user__"))
+                    SELECT \(unsafeRaw: selectList(PasskeyRecord.columns, table: "p")),
+                        \(unsafeRaw: selectList(UserRecord.columns, table: "u", prefix: "user__"))
                     FROM passkeys p LEFT JOIN users u ON u.id = p.user_id
                     WHERE p.credential_id = \(bind: credentialId)
                     """
-                ).first()
+                ).first
             else {
                 return nil
             }
@@ -87,14 +89,35 @@ extension SQLTouchstoneStore {
     }
 }
 
-extension UserRecord {
-    /// The columns ``init(row:)`` reads: what a join selects, each renamed with a prefix.
-    static let columns = ["id", "email", "display_name", "password_hash", "created_at", "require_device_bound_passkeys"]
+/// `table.column AS prefix+column, ...` for each of `columns`.
+///
+/// The hot statements name their columns instead of selecting `*`: a prepared statement keeps its result type, so a
+/// migration that adds a column (run by another instance) must not change what it returns.
+func selectList(_ columns: [String], table: String, prefix: String = "") -> String {
+    columns.map { "\(table).\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
+}
 
-    /// `table.column AS prefix+column, ...` for every column of ``columns``.
-    static func selectList(table: String, prefix: String) -> String {
-        Self.columns.map { "\(table).\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
-    }
+extension RegistrationRecord {
+    /// The columns ``init(row:)`` reads.
+    static let columns = [
+        "id", "user_id", "device_id", "device_name", "algorithm", "public_key", "key_fingerprint", "status", "created_at",
+        "last_used_at", "status_changed_at", "app_attest_key_id", "failed_attempts", "pin_set_at", "pin_disabled_at",
+        "key_attestation_level", "key_attestation_package",
+    ]
+}
+
+extension PasskeyRecord {
+    /// The columns ``init(row:)`` reads.
+    static let columns = [
+        "id", "credential_id", "user_id", "name", "public_key", "algorithm", "sign_count", "aaguid", "backup_eligible",
+        "backed_up", "attestation_format", "attestation_type", "clone_warnings", "created_at", "last_used_at",
+        "failed_attempts", "locked_at", "created_via", "attestation_key_id",
+    ]
+}
+
+extension UserRecord {
+    /// The columns ``init(row:)`` reads.
+    static let columns = ["id", "email", "display_name", "password_hash", "created_at", "require_device_bound_passkeys"]
 
     /// The user of a left join whose user columns carry `prefix`; `nil` when the join found no user.
     init?(joined row: any SQLRow, prefix: String) throws {

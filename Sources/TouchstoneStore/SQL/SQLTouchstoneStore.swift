@@ -140,7 +140,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
         try await self.executor.withReadOnlyDatabase { db in
-            try await db.raw("SELECT * FROM sessions WHERE token_hash = \(bind: tokenHash)").first()
+            try await db.hot("SELECT \(unsafeRaw: SessionRecord.insertColumns) FROM sessions WHERE token_hash = \(bind: tokenHash)").first
                 .map(SessionRecord.init(row:))
         }
     }
@@ -378,7 +378,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         if self.executor.hasDataModifyingWith {
             // One statement: atomic by itself, one round trip. Every part after `consumed` writes only if it has a row.
             return try await self.executor.withDatabase { db in
-                try await db.raw(
+                try await db.hot(
                     """
                     WITH consumed AS (
                         UPDATE challenges SET consumed_at = \(bind: at.millis)
@@ -391,7 +391,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                     )\(Self.sessionAndEvents(session, events, ifRowIn: "consumed"))
                     SELECT challenge FROM consumed
                     """
-                ).first() != nil
+                ).first != nil
             }
         }
         return try await self.executor.withTransaction { db in
@@ -566,12 +566,12 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         -> WebAuthnChallengeRecord?
     {
         try await self.executor.withReadOnlyDatabase { db in
-            try await db.raw(
+            try await db.hot(
                 """
                 SELECT challenge, purpose, user_id, allow_credentials, created_at, expires_at FROM webauthn_challenges
                 WHERE challenge = \(bind: challenge) AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
                 """
-            ).first().map(WebAuthnChallengeRecord.init(row:))
+            ).first.map(WebAuthnChallengeRecord.init(row:))
         }
     }
 
@@ -588,7 +588,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         if self.executor.hasDataModifyingWith {
             // One statement, as in completeSignIn.
             return try await self.executor.withDatabase { db in
-                try await db.raw(
+                try await db.hot(
                     """
                     WITH consumed AS (
                         UPDATE webauthn_challenges SET consumed_at = \(bind: at.millis)
@@ -602,7 +602,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                     )\(Self.sessionAndEvents(session, events, ifRowIn: "consumed"))
                     SELECT challenge FROM consumed
                     """
-                ).first() != nil
+                ).first != nil
             }
         }
         return try await self.executor.withTransaction { db in
@@ -625,14 +625,14 @@ public struct SQLTouchstoneStore: TouchstoneStore {
 
     public func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws {
         try await self.executor.withDatabase { db in
-            try await db.raw(
+            _ = try await db.hot(
                 """
                 INSERT INTO webauthn_challenges (challenge, purpose, user_id, allow_credentials, created_at, expires_at)
                 VALUES (\(bind: challenge.challenge), \(bind: challenge.purpose.rawValue), \(bind: challenge.userId),
                     \(bind: challenge.allowCredentials.joined(separator: ",")), \(bind: challenge.createdAt.millis),
                     \(bind: challenge.expiresAt.millis))
                 """
-            ).run()
+            )
         }
     }
 
@@ -783,7 +783,7 @@ extension UserRecord {
 }
 
 extension SessionRecord {
-    /// The columns an insert names, in the order of ``insertValues``.
+    /// The columns an insert names, in the order of ``insertValues`` (also every column ``init(row:)`` reads).
     static let insertColumns = """
         token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at, password_authenticated_at, \
         methods, registration_id, revoked_at, id
