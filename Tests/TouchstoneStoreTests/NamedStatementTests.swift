@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 import SQLKit
 import Testing
@@ -46,6 +47,36 @@ struct NamedStatementTests {
             }
             try await executor.shutdown()
         }
+    }
+
+    @Test(arguments: TestDatabase.available.filter(\.isPostgres))
+    func preparedStatementsCanBeTurnedOffForPoolers(database: TestDatabase) async throws {
+        guard case .postgres(let url) = database else { return }
+        try await database.withFixture { fixture in
+            let configuration = try PostgresExecutor.Configuration(
+                url: TestDatabase.url(url, schema: fixture.schema) + "&prepared_statements=false"
+            )
+            #expect(!configuration.preparedStatements)
+            let executor = try PostgresExecutor.open(configuration, logger: Logger(label: "test"))
+            let store = SQLTouchstoneStore(executor: executor)
+            do {
+                try await store.migrate()
+                try await store.insertUser(StoreTests.user("u1"))
+                try await store.insertSession(StoreTests.session("t1", user: "u1"))
+                let prepared = try await executor.withDatabase { db in
+                    _ = try await db.hot("SELECT \(unsafeRaw: SessionRecord.insertColumns) FROM sessions WHERE token_hash = \(bind: "t1")")
+                    return try await db.raw("SELECT count(*) AS n FROM pg_prepared_statements").first()?.decode(column: "n", as: Int64.self)
+                }
+                #expect(prepared == 0)
+                #expect(try await store.session(tokenHash: "t1")?.userId == "u1")
+            } catch {
+                try await executor.shutdown()
+                throw error
+            }
+            try await executor.shutdown()
+        }
+        #expect(try PostgresExecutor.Configuration(url: "postgres://u@h/d").preparedStatements)
+        #expect(throws: StoreError.self) { try PostgresExecutor.Configuration(url: "postgres://u@h/d?prepared_statements=maybe") }
     }
 
     @Test func valuesOfTheHandledTypesAreBoundWithTheirTypesAndOthersAreLeftToTheUsualPath() {

@@ -29,6 +29,10 @@ public final class PostgresExecutor: SQLExecutor {
         /// How long a request waits for a pooled connection before failing with ``StoreError/unavailable(_:)``
         /// (while the database is down, the pool keeps retrying in the background).
         public var acquireTimeout: Duration
+        /// Whether the statements of the sign-in paths run as named prepared statements (parsed and planned once per
+        /// connection). Turn off behind a pooler that does not keep prepared statements per client (PgBouncer in
+        /// transaction mode before 1.21): `prepared_statements=false`.
+        public var preparedStatements: Bool
 
         /// Parses `postgres://user:password@host:port/database?sslmode=require&schema=touchstone&pool=20`.
         ///
@@ -67,6 +71,11 @@ public final class PostgresExecutor: SQLExecutor {
             guard self.maximumConnections >= 1 else { throw StoreError.unavailable("pool must be at least 1") }
             self.connectTimeout = .seconds(Int(query["connect_timeout"] ?? "") ?? 5)
             self.acquireTimeout = .milliseconds(Int((Double(query["acquire_timeout"] ?? "") ?? 5) * 1000))
+            switch query["prepared_statements"] {
+            case nil, "true": self.preparedStatements = true
+            case "false": self.preparedStatements = false
+            default: throw StoreError.unavailable("prepared_statements must be true or false")
+            }
         }
     }
 
@@ -88,6 +97,7 @@ public final class PostgresExecutor: SQLExecutor {
     private let probeConfiguration: PostgresConnection.Configuration
     private let logger: Logger
     private let acquireTimeout: Duration
+    private let preparedStatements: Bool
     /// Open while the database is known to be unreachable: requests then fail at once with
     /// ``StoreError/unavailable(_:)`` instead of each waiting for a connection.
     let breaker = CircuitBreaker()
@@ -101,8 +111,10 @@ public final class PostgresExecutor: SQLExecutor {
         clientConfiguration: PostgresClient.Configuration,
         probeConfiguration: PostgresConnection.Configuration,
         acquireTimeout: Duration,
+        preparedStatements: Bool,
         logger: Logger
     ) {
+        self.preparedStatements = preparedStatements
         self.clientConfiguration = clientConfiguration
         self.probeConfiguration = probeConfiguration
         self.logger = logger
@@ -158,6 +170,7 @@ public final class PostgresExecutor: SQLExecutor {
             clientConfiguration: clientConfiguration,
             probeConfiguration: probeConfiguration,
             acquireTimeout: configuration.acquireTimeout,
+            preparedStatements: configuration.preparedStatements,
             logger: logger
         )
     }
@@ -166,7 +179,7 @@ public final class PostgresExecutor: SQLExecutor {
         // The task group in withConnection awaits its children, so `body` never outlives this call.
         try await withoutActuallyEscaping(body) { body in
             try await self.withConnection { connection in
-                try await body(PostgresPreparingDatabase(connection: connection, base: connection.sql(queryLogLevel: .trace)))
+                try await body(self.database(on: connection))
             }
         }
     }
@@ -175,12 +188,18 @@ public final class PostgresExecutor: SQLExecutor {
         try await withoutActuallyEscaping(body) { body in
             try await self.withConnection { connection in
                 try await self.transaction(
-                    on: PostgresPreparingDatabase(connection: connection, base: connection.sql(queryLogLevel: .trace)),
+                    on: self.database(on: connection),
                     begin: "BEGIN",
                     body
                 )
             }
         }
+    }
+
+    /// The connection as SQLKit's database; hot statements as named prepared statements unless turned off.
+    private func database(on connection: PostgresConnection) -> any SQLDatabase {
+        let base = connection.sql(queryLogLevel: .trace)
+        return self.preparedStatements ? PostgresPreparingDatabase(connection: connection, base: base) : base
     }
 
     /// Answers from the circuit breaker, which the monitor keeps current (every ``healthInterval`` while the database
