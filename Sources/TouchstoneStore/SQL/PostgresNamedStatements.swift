@@ -117,7 +117,6 @@ struct NamedStatement: PostgresPreparedStatement {
                 return name
             }
         }
-
     }
 
     /// The values encoded for postgres-nio, with each parameter's type taken from the value's static type (so that a
