@@ -39,6 +39,8 @@ extension RelyingParty {
             if value.hasSuffix("/") { value.removeLast() }
             return value
         }
+        // The usual case, an origin exactly as configured, without building two lowercased copies.
+        if configured == received { return true }
         return normalized(configured) == normalized(received)
     }
 

@@ -61,17 +61,24 @@ struct SignatureVerifier: Sendable {
     let key: Key
     let algorithm: COSEAlgorithm
 
-    /// Verifies a WebAuthn signature: ECDSA signatures are DER (X9.62), EdDSA 64 bytes, RSA the modulus length.
+    /// Verifies a WebAuthn signature: ECDSA signatures are DER (X9.62; parsed by ``ECDSASignatureEncoding``, a third of
+    /// swift-crypto's DER parse), EdDSA 64 bytes, RSA the modulus length.
     func isValidSignature(_ signature: [UInt8], for data: [UInt8]) -> Bool {
         switch (self.key, self.algorithm) {
         case (.p256(let key), .es256):
-            guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+            guard let raw = ECDSASignatureEncoding.rawFromDER(signature, scalarLength: 32),
+                let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
+            else { return false }
             return key.isValidSignature(parsed, for: data)
         case (.p384(let key), .es384):
-            guard let parsed = try? P384.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+            guard let raw = ECDSASignatureEncoding.rawFromDER(signature, scalarLength: 48),
+                let parsed = try? P384.Signing.ECDSASignature(rawRepresentation: raw)
+            else { return false }
             return key.isValidSignature(parsed, for: data)
         case (.p521(let key), .es512):
-            guard let parsed = try? P521.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+            guard let raw = ECDSASignatureEncoding.rawFromDER(signature, scalarLength: 66),
+                let parsed = try? P521.Signing.ECDSASignature(rawRepresentation: raw)
+            else { return false }
             return key.isValidSignature(parsed, for: data)
         case (.ed25519(let key), .eddsa):
             return signature.count == 64 && key.isValidSignature(signature, for: data)
