@@ -40,27 +40,39 @@ public enum Base64 {
         Self.urlEncode([UInt8](bytes))
     }
 
-    /// Encodes a byte array as base64url without padding (no generic copy first).
+    /// Encodes a byte array as base64url without padding (no generic copy first), straight into the string's storage.
     public static func urlEncode(_ input: [UInt8]) -> String {
-        var output = [UInt8]()
-        output.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(Self.urlAlphabet[Int(chunk >> 18)])
-            output.append(Self.urlAlphabet[Int(chunk >> 12 & 0x3F)])
-            output.append(Self.urlAlphabet[Int(chunk >> 6 & 0x3F)])
-            output.append(Self.urlAlphabet[Int(chunk & 0x3F)])
-            index += 3
+        let length = (input.count * 4 + 2) / 3
+        guard length > 0 else { return "" }
+        return input.withUnsafeBufferPointer { input in
+            Self.urlAlphabet.withUnsafeBufferPointer { alphabet in
+                String(unsafeUninitializedCapacity: length) { output in
+                    var index = 0
+                    var written = 0
+                    while index + 3 <= input.count {
+                        let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                        output[written] = alphabet[Int(chunk >> 18)]
+                        output[written + 1] = alphabet[Int(chunk >> 12 & 0x3F)]
+                        output[written + 2] = alphabet[Int(chunk >> 6 & 0x3F)]
+                        output[written + 3] = alphabet[Int(chunk & 0x3F)]
+                        index += 3
+                        written += 4
+                    }
+                    let remaining = input.count - index
+                    if remaining > 0 {
+                        let chunk = UInt32(input[index]) << 16 | (remaining == 2 ? UInt32(input[index + 1]) << 8 : 0)
+                        output[written] = alphabet[Int(chunk >> 18)]
+                        output[written + 1] = alphabet[Int(chunk >> 12 & 0x3F)]
+                        written += 2
+                        if remaining == 2 {
+                            output[written] = alphabet[Int(chunk >> 6 & 0x3F)]
+                            written += 1
+                        }
+                    }
+                    return written
+                }
+            }
         }
-        let remaining = input.count - index
-        if remaining > 0 {
-            let chunk = UInt32(input[index]) << 16 | (remaining == 2 ? UInt32(input[index + 1]) << 8 : 0)
-            output.append(Self.urlAlphabet[Int(chunk >> 18)])
-            output.append(Self.urlAlphabet[Int(chunk >> 12 & 0x3F)])
-            if remaining == 2 { output.append(Self.urlAlphabet[Int(chunk >> 6 & 0x3F)]) }
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 
     private static func isWhiteSpace(_ byte: UInt8) -> Bool {
@@ -87,42 +99,48 @@ public enum Base64 {
     /// them); the standard one only when `allowStandard`. Like RFC 4648 decoders that refuse non-canonical input, it
     /// rejects a final character whose unused low bits are not zero, so that every byte string has one encoding.
     private static func decodeUnpadded(_ input: UnsafeBufferPointer<UInt8>, allowStandard: Bool) -> [UInt8]? {
-        guard input.count % 4 != 1 else { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(input.count * 3 / 4)
-        var alphabets: UInt8 = 0
-        var index = 0
-        func value(_ byte: UInt8) -> UInt8? {
-            let entry = Self.values[Int(byte)]
-            guard entry != 0xFF else { return nil }
-            alphabets |= entry & 0xC0
-            return entry & 0x3F
+        let tail = input.count % 4
+        guard tail != 1 else { return nil }
+        let length = input.count / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        // Every character's table entry is ORed together: 0xFF marks a byte of neither alphabet, 0x40 the standard
+        // alphabet's, 0x80 base64url's; checked once at the end.
+        var seen: UInt8 = 0
+        let output = Self.values.withUnsafeBufferPointer { values in
+            [UInt8](unsafeUninitializedCapacity: length) { output, count in
+                var index = 0
+                var written = 0
+                while index + 4 <= input.count {
+                    let a = values[Int(input[index])], b = values[Int(input[index + 1])]
+                    let c = values[Int(input[index + 2])], d = values[Int(input[index + 3])]
+                    seen |= a | b | c | d
+                    let chunk = UInt32(a & 0x3F) << 18 | UInt32(b & 0x3F) << 12 | UInt32(c & 0x3F) << 6 | UInt32(d & 0x3F)
+                    output[written] = UInt8(truncatingIfNeeded: chunk >> 16)
+                    output[written + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+                    output[written + 2] = UInt8(truncatingIfNeeded: chunk)
+                    index += 4
+                    written += 3
+                }
+                switch tail {
+                case 2:
+                    let a = values[Int(input[index])], b = values[Int(input[index + 1])]
+                    seen |= a | b
+                    // The unused low bits must be zero (a canonical encoding).
+                    if b & 0x0F != 0 { seen = 0xFF }
+                    output[written] = (a & 0x3F) << 2 | (b & 0x3F) >> 4
+                case 3:
+                    let a = values[Int(input[index])], b = values[Int(input[index + 1])], c = values[Int(input[index + 2])]
+                    seen |= a | b | c
+                    if c & 0x03 != 0 { seen = 0xFF }
+                    output[written] = (a & 0x3F) << 2 | (b & 0x3F) >> 4
+                    output[written + 1] = (b & 0x0F) << 4 | (c & 0x3F) >> 2
+                default:
+                    break
+                }
+                count = length
+            }
         }
-        while index + 4 <= input.count {
-            guard let a = value(input[index]), let b = value(input[index + 1]), let c = value(input[index + 2]),
-                let d = value(input[index + 3])
-            else { return nil }
-            let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-            output.append(UInt8(chunk >> 16))
-            output.append(UInt8(chunk >> 8 & 0xFF))
-            output.append(UInt8(chunk & 0xFF))
-            index += 4
-        }
-        switch input.count - index {
-        case 0:
-            break
-        case 2:
-            guard let a = value(input[index]), let b = value(input[index + 1]), b & 0x0F == 0 else { return nil }
-            output.append(a << 2 | b >> 4)
-        case 3:
-            guard let a = value(input[index]), let b = value(input[index + 1]), let c = value(input[index + 2]), c & 0x03 == 0
-            else { return nil }
-            output.append(a << 2 | b >> 4)
-            output.append((b & 0x0F) << 4 | c >> 2)
-        default:
-            return nil
-        }
-        guard alphabets != 0xC0, allowStandard || alphabets & 0x40 == 0 else { return nil }
+        // 0xFF: a byte outside both alphabets (or non-zero unused bits); 0xC0: both alphabets mixed.
+        guard seen & 0xC0 != 0xC0, allowStandard || seen & 0x40 == 0 else { return nil }
         return output
     }
 }

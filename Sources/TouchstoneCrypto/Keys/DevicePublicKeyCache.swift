@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A bounded map from parsed-once inputs to their parsed values, safe to share between threads.
 ///
@@ -8,9 +8,11 @@ import Foundation
 /// disables caching.
 public final class ParsedValueCache<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     public let capacity: Int
-    private let lock = NSLock()
-    private var current: [Key: Value] = [:]
-    private var previous: [Key: Value] = [:]
+    // Usable from inlinable code: the lookups below are specialised in the modules that use the cache (a generic call
+    // across modules runs through runtime metadata, which cost about as much as the lookup itself).
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var current: [Key: Value] = [:]
+    @usableFromInline var previous: [Key: Value] = [:]
 
     public init(capacity: Int) {
         precondition(capacity >= 0, "capacity must not be negative")
@@ -18,12 +20,15 @@ public final class ParsedValueCache<Key: Hashable & Sendable, Value: Sendable>: 
     }
 
     /// The cached value for `key`, or the result of `parse`, kept while it stays in use. Errors are not cached.
+    @inlinable
     public func value<Failure: Error>(for key: Key, parse: () throws(Failure) -> Value) throws(Failure) -> Value {
         guard self.capacity > 0 else { return try parse() }
         if let value = self.cached(key) { return value }
         // Parsed outside the lock: two threads may parse the same input once each, which is harmless.
         let value = try parse()
-        self.lock.withLock { self.insert(value, for: key) }
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        self.insert(value, for: key)
         return value
     }
 
@@ -37,17 +42,20 @@ public final class ParsedValueCache<Key: Hashable & Sendable, Value: Sendable>: 
         self.lock.withLock { self.current[key] != nil || self.previous[key] != nil }
     }
 
-    private func cached(_ key: Key) -> Value? {
-        self.lock.withLock {
-            if let value = self.current[key] { return value }
-            guard let value = self.previous.removeValue(forKey: key) else { return nil }
-            self.insert(value, for: key)
-            return value
-        }
+    @inlinable
+    func cached(_ key: Key) -> Value? {
+        // lock()/unlock(): Foundation's `withLock` cannot be called from inlinable code on Linux.
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        if let value = self.current[key] { return value }
+        guard let value = self.previous.removeValue(forKey: key) else { return nil }
+        self.insert(value, for: key)
+        return value
     }
 
     /// Call with the lock held.
-    private func insert(_ value: Value, for key: Key) {
+    @inlinable
+    func insert(_ value: Value, for key: Key) {
         let generation = max(1, self.capacity / 2)
         if self.current.count >= generation {
             self.previous = self.current
@@ -66,6 +74,7 @@ public struct BytesKey: Hashable, Sendable {
         self.bytes = bytes
     }
 
+    @inlinable
     public func hash(into hasher: inout Hasher) {
         self.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
