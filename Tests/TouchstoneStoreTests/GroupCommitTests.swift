@@ -175,4 +175,26 @@ import TouchstoneStore
         #expect(try await longRead.value == 2_000_000)
         try await executor.shutdown()
     }
+
+    /// The settings every connection is opened with: durability (WAL, every commit synced), checkpoints a tenth as
+    /// often as SQLite's default, and temporary storage (the savepoints' statement journal) in memory.
+    @Test func connectionsHaveTheirSettings() async throws {
+        let (executor, path) = try await self.open()
+        defer { Self.removeFiles(path) }
+        func pragma(_ name: String, readOnly: Bool) async throws -> String? {
+            let body: @Sendable (any SQLDatabase) async throws -> String? = { db in
+                guard let row = try await db.raw(SQLQueryString("PRAGMA \(unsafeRaw: name)")).first() else { return nil }
+                if let number = try? row.decode(column: name, as: Int.self) { return String(number) }
+                return try row.decode(column: name, as: String.self)
+            }
+            return readOnly ? try await executor.withReadOnlyDatabase(body) : try await executor.withDatabase(body)
+        }
+        #expect(try await pragma("journal_mode", readOnly: false) == "wal")
+        #expect(try await pragma("synchronous", readOnly: false) == "2")
+        #expect(try await pragma("wal_autocheckpoint", readOnly: false) == String(SQLiteExecutor.walAutocheckpointPages))
+        #expect(SQLiteExecutor.walAutocheckpointPages == 10_000)
+        #expect(try await pragma("temp_store", readOnly: false) == "2")
+        #expect(try await pragma("temp_store", readOnly: true) == "2")
+        try await executor.shutdown()
+    }
 }
