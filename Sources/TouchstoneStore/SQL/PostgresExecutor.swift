@@ -229,9 +229,14 @@ public final class PostgresExecutor: SQLExecutor {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: timeout)
-                    guard acquired.withLockedValue({ $0 }) else { throw NoConnection(timeout: timeout) }
-                    return nil
+                    var wait = AcquisitionWait(timeout: timeout)
+                    let clock = ContinuousClock()
+                    while true {
+                        let start = clock.now
+                        try await Task.sleep(for: wait.slice)
+                        if acquired.withLockedValue({ $0 }) { return nil }
+                        if wait.record(sleptFor: clock.now - start) { throw NoConnection(timeout: timeout) }
+                    }
                 }
                 while let next = try await group.next() {
                     if let result = next {
@@ -386,5 +391,29 @@ final class CircuitBreaker: Sendable {
 
     func close() {
         self.state.withLockedValue { $0 = nil }
+    }
+}
+
+/// How long a store call has waited for a pooled connection, counting only time in which this process could run.
+///
+/// The wait sleeps in slices (a twentieth of the timeout, 10 ms to 250 ms). A slice that ends much later than asked
+/// means the process's threads were all busy (CPU-bound work holding every thread of the cooperative pool): the
+/// connection could have been handed over in that time but nobody could take it, so such a slice counts as two slices,
+/// not as its whole length. Without this, a few seconds of starvation made every waiting call time out at once, with
+/// the database idle, as soon as the process could run again.
+struct AcquisitionWait: Sendable {
+    let timeout: Duration
+    let slice: Duration
+    private(set) var waited: Duration = .zero
+
+    init(timeout: Duration) {
+        self.timeout = timeout
+        self.slice = min(timeout, max(.milliseconds(10), min(.milliseconds(250), timeout / 20)))
+    }
+
+    /// Records one slice that actually lasted `sleptFor`; returns whether the timeout has now passed.
+    mutating func record(sleptFor elapsed: Duration) -> Bool {
+        self.waited += min(max(elapsed, .zero), self.slice * 2)
+        return self.waited >= self.timeout
     }
 }
