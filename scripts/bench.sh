@@ -98,7 +98,7 @@ for kind in biometric passkey; do
 done
 stop_servers
 
-# Before and after the optimisations of docs/performance.md, same binary, same run.
+# Round one's switches (docs/performance.md): group commit and key cache off and on, same binary, same run.
 for variant in "before:TOUCHSTONE_SQLITE_COMMIT_BATCH=1 TOUCHSTONE_KEY_CACHE_SIZE=0" \
   "no-group-commit:TOUCHSTONE_SQLITE_COMMIT_BATCH=1" "no-key-cache:TOUCHSTONE_KEY_CACHE_SIZE=0" "after:TOUCHSTONE_KEY_CACHE_SIZE=10000"; do
   name=${variant%%:*}

@@ -100,7 +100,7 @@ def markdown(runs, verify):
 
     variants = [r for r in runs if r["label"].startswith("variant-")]
     if variants:
-        lines += ["", "### Before and after (biometric, SQLite, 64 devices, same binary)", "",
+        lines += ["", "### Round one's switches (biometric, SQLite, 64 devices, same binary)", "",
                   "| configuration | ceremonies/s | p50 ms | p99 ms | server CPU µs/ceremony |", "|---|---:|---:|---:|---:|"]
         names = {"variant-before": "before: a commit per operation, keys parsed per sign-in",
                  "variant-no-group-commit": "key cache only", "variant-no-key-cache": "group commit only",

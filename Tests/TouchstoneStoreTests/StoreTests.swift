@@ -476,6 +476,29 @@ struct StoreTests {
         }
     }
 
+    /// A registration row whose status no build writes (a damaged or hand-edited row) is a store error when a sign-in
+    /// starts, never a challenge; on PostgreSQL the check and the insert are one statement.
+    @Test(arguments: engines.filter(\.isPersistent))
+    func aDamagedRegistrationStatusIssuesNoChallenge(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            let executor = try await fixture.openExecutor()
+            try await executor.withDatabase { db in
+                try await db.raw("UPDATE registrations SET status = 'bogus' WHERE id = 'a'").run()
+            }
+            try await executor.shutdown()
+            let challenge = ChallengeRecord(
+                challenge: "c1", registrationId: "a", purpose: .authentication, createdAt: Self.t0,
+                expiresAt: Self.t0.addingTimeInterval(60)
+            )
+            await #expect(throws: StoreError.self) { try await store.insertChallengeIfActive(challenge) }
+            #expect(try await store.unconsumedChallenge("c1", registrationId: "a", purpose: .authentication) == nil)
+            try await store.shutdown()
+        }
+    }
+
     @Test(arguments: engines)
     func aCompletedSignInWritesItsSessionEventsAndUseTogetherAndALostOneWritesNothing(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in

@@ -13,6 +13,8 @@ let benchmarks: @Sendable () -> Void = {
     )
 
     // Each sample runs many operations (the scaling factor) after the store is opened, so the numbers are per operation.
+    // The server's calls, in its order: the start's challenge (issued only for an active registration), the finish's
+    // joined read (registration, user, challenge) and its completing write (challenge, use, session, audit event).
     Benchmark("biometric sign-in: challenge, read it, complete (one device)", configuration: .init(scalingFactor: .kilo)) { benchmark in
         let (store, path) = try await openStore()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -20,15 +22,21 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for iteration in benchmark.scaledIterations {
             let challenge = "c\(iteration)"
-            try await store.insertChallenge(
-                ChallengeRecord(challenge: challenge, registrationId: "r1", purpose: .authentication, createdAt: now, expiresAt: now + 60)
+            blackHole(
+                try await store.insertChallengeIfActive(
+                    ChallengeRecord(challenge: challenge, registrationId: "r1", purpose: .authentication, createdAt: now, expiresAt: now + 60)
+                )
             )
-            blackHole(try await store.unconsumedChallenge(challenge, registrationId: "r1", purpose: .authentication))
+            blackHole(try await store.signInAttempt(registrationId: "r1", challenge: challenge, purpose: .authentication))
             let session = SessionRecord(
                 tokenHash: "t\(iteration)", userId: "u1", createdAt: now, expiresAt: now + 3600, idleExpiresAt: now + 900,
                 authenticatedAt: now, passwordAuthenticatedAt: nil, methods: [.biometric]
             )
-            blackHole(try await store.completeSignIn(challenge: challenge, registrationId: "r1", session: session, at: now))
+            let event = AuditEventRecord(
+                id: String(format: "%016x", iteration), occurredAt: now, type: "biometric_login", outcome: "success",
+                userId: "u1", registrationId: "r1", passkeyId: nil, clientAddress: "127.0.0.1", userAgent: "bench"
+            )
+            blackHole(try await store.completeSignIn(challenge: challenge, registrationId: "r1", session: session, events: [event], at: now))
         }
         benchmark.stopMeasurement()
         try await store.shutdown()
