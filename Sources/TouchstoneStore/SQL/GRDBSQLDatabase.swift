@@ -78,9 +78,8 @@ struct GRDBSQLDatabase: SQLDatabase {
                 let code = sqlite3_step(handle)
                 if code == SQLITE_DONE { return }
                 guard code == SQLITE_ROW else { throw Self.error(code, db: db, sql: sql) }
-                if names.isEmpty && columns > 0 {
-                    names = (0..<columns).map { String(cString: sqlite3_column_name(handle, $0)) }
-                }
+                // The statement keeps its column names once read: a cached statement's rows share one array.
+                if names.isEmpty && columns > 0 { names = statement.columnNames }
                 var values: [DatabaseValue] = []
                 values.reserveCapacity(Int(columns))
                 for column in 0..<columns { values.append(Self.value(handle, column)) }
