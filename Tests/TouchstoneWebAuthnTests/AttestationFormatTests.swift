@@ -220,3 +220,47 @@ struct RSAAlgorithmTests {
         #expect(!COSEAlgorithm.recommended.contains(algorithm))
     }
 }
+
+/// ES256, ES384 and ES512 credentials: WebAuthn's DER signatures verify through the COSE key (parsed by
+/// TouchstoneCrypto's DER reader), and nothing else does.
+struct ECDSAAlgorithmTests {
+    @Test(arguments: [COSEAlgorithm.es256, .es384, .es512])
+    func derSignaturesVerifyAndOthersDoNot(algorithm: COSEAlgorithm) throws {
+        let data = Array("signed by an EC2 credential".utf8)
+        let point: [UInt8]
+        let der: [UInt8]
+        let raw: [UInt8]
+        let otherDER: [UInt8]
+        let curve: Int
+        switch algorithm {
+        case .es256:
+            let key = P256.Signing.PrivateKey()
+            let signature = try key.signature(for: data)
+            (point, der, raw, curve) = (Array(key.publicKey.x963Representation), Array(signature.derRepresentation), Array(signature.rawRepresentation), 1)
+            otherDER = Array(try P256.Signing.PrivateKey().signature(for: data).derRepresentation)
+        case .es384:
+            let key = P384.Signing.PrivateKey()
+            let signature = try key.signature(for: data)
+            (point, der, raw, curve) = (Array(key.publicKey.x963Representation), Array(signature.derRepresentation), Array(signature.rawRepresentation), 2)
+            otherDER = Array(try P384.Signing.PrivateKey().signature(for: data).derRepresentation)
+        default:
+            let key = P521.Signing.PrivateKey()
+            let signature = try key.signature(for: data)
+            (point, der, raw, curve) = (Array(key.publicKey.x963Representation), Array(signature.derRepresentation), Array(signature.rawRepresentation), 3)
+            otherDER = Array(try P521.Signing.PrivateKey().signature(for: data).derRepresentation)
+        }
+        let size = (point.count - 1) / 2
+        let cose = try COSEKey(.map([
+            .int(1): .int(2), .int(3): .int(algorithm.rawValue), .int(-1): .int(curve),
+            .int(-2): .bytes(Array(point[1...size])), .int(-3): .bytes(Array(point[(size + 1)...])),
+        ]))
+        #expect(cose.isValidSignature(der, for: data))
+        #expect(!cose.isValidSignature(der, for: data + [0]))
+        #expect(!cose.isValidSignature(otherDER, for: data))
+        // WebAuthn's ECDSA signatures are DER: the raw r‖s form is refused.
+        #expect(!cose.isValidSignature(raw, for: data))
+        var trailing = der
+        trailing.append(0)
+        #expect(!cose.isValidSignature(trailing, for: data))
+    }
+}

@@ -34,7 +34,7 @@ public final class SQLiteExecutor: SQLExecutor {
     /// WAL pages after which a commit copies the log back into the database (SQLite's default is 1,000). A page that
     /// many commits change (an index's last leaf, an interior page, a busy account's row) is copied back once per
     /// checkpoint, so checkpointing a tenth as often writes far fewer pages; the log grows to about 40 MB (4 KiB
-    /// pages) before it is reused. Measured: 4–5 % less server CPU per sign-in (docs/performance.md).
+    /// pages) before it is reused. Measured: 3–5 % less server CPU per sign-in (docs/performance.md, item 12).
     public static let walAutocheckpointPages = 10_000
 
     private let writer: DatabaseQueue
