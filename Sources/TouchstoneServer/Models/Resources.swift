@@ -163,9 +163,16 @@ struct JSONResponse<Body: Encodable>: ResponseGenerator {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder().encode(self.body)
+        let buffer: ByteBuffer
+        if let writable = self.body as? any JSONWritable {
+            var writer = JSONWriter()
+            writable.writeJSON(to: &writer)
+            buffer = writer.buffer
+        } else {
+            buffer = ByteBuffer(bytes: try JSONEncoder().encode(self.body))
+        }
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: self.status, headers: headers, body: .init(byteBuffer: buffer))
     }
 }
