@@ -1,6 +1,7 @@
 public import CoreMetrics
 public import Foundation
 public import Prometheus
+import Synchronization
 import TouchstoneStore
 
 /// The server's metrics: swift-metrics instruments backed by a Prometheus registry of this application's own (no
@@ -33,14 +34,38 @@ public final class ServerMetrics: Sendable {
 
     // MARK: HTTP
 
+    /// A request's instruments, by method, route template and status (a bounded set, as every label's).
+    private struct RequestKey: Hashable {
+        var method: String
+        var route: String
+        var status: Int
+    }
+
+    /// The instruments of the requests seen so far: looked up here instead of through the factory, which validates
+    /// the names and labels and takes the registry's lock on every call (about 1 % of a sign-in's CPU).
+    private let requestInstruments = Mutex<[RequestKey: (count: CoreMetrics.Counter, duration: CoreMetrics.Timer)]>([:])
+
     func request(method: String, route: String, status: Int, nanoseconds: UInt64) {
-        Counter(
-            label: "touchstone_http_requests_total",
-            dimensions: [("method", method), ("route", route), ("status", String(status))],
-            factory: self.factory
-        ).increment()
-        Timer(label: "touchstone_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: self.factory)
-            .recordNanoseconds(Int64(clamping: nanoseconds))
+        let key = RequestKey(method: method, route: route, status: status)
+        let instruments = self.requestInstruments.withLock { cache in
+            if let known = cache[key] { return known }
+            let made = (
+                count: Counter(
+                    label: "touchstone_http_requests_total",
+                    dimensions: [("method", method), ("route", route), ("status", String(status))],
+                    factory: self.factory
+                ),
+                duration: Timer(
+                    label: "touchstone_http_request_duration_seconds",
+                    dimensions: [("method", method), ("route", route)],
+                    factory: self.factory
+                )
+            )
+            cache[key] = made
+            return made
+        }
+        instruments.count.increment()
+        instruments.duration.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     // MARK: Ceremonies

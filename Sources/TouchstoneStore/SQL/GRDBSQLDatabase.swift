@@ -48,6 +48,9 @@ struct GRDBSQLDatabase: SQLDatabase {
 
     private func serialize(_ query: any SQLKit.SQLExpression) -> (String, [any Encodable & Sendable]) {
         var serializer = SQLSerializer(database: self)
+        // Room for a hot statement's text (the joins' are about 1 KiB) and binds: no regrowth while it is written.
+        serializer.sql.reserveCapacity(1024)
+        serializer.binds.reserveCapacity(16)
         query.serialize(to: &serializer)
         return (serializer.sql, serializer.binds)
     }
