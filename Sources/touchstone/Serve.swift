@@ -71,6 +71,8 @@ struct Serve: AsyncParsableCommand {
             guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
             configuration.logLevel = level
         }
+        // swift-log's text lines, rendered only when a line is written (TextLogHandler); once, for the process.
+        LoggingSystem.bootstrap({ label, provider in TextLogHandler(label: label, metadataProvider: provider) }, metadataProvider: nil)
         var dependencies = TouchstoneDependencies.live
         // Tracing installs a process-wide tracer: done here, once, never by buildApplication (tests build many).
         if let exporter = try TouchstoneTracing.bootstrap(configuration.tracing, logger: Logger(label: "touchstone.otel")) {

@@ -214,6 +214,52 @@ struct MetricsTests {
         #expect(!all.contains(Flow.password))
     }
 
+    /// A text stream for swift-log's own handler.
+    final class TextLines: TextOutputStream, @unchecked Sendable {
+        let lines = NIOLockedValueBox<[String]>([])
+        func write(_ string: String) { self.lines.withLockedValue { $0.append(string) } }
+    }
+
+    @Test func textLogsAreSwiftLogsLinesWithTheRequestFields() async throws {
+        // The same line as swift-log's StreamLogHandler for the same event, but the time (it may tick in between).
+        let ours = Lines()
+        let theirs = TextLines()
+        var handlers: [any LogHandler] = [TextLogHandler(label: "touchstone", write: { ours.append($0) }), StreamLogHandler(label: "touchstone", stream: theirs)]
+        for index in handlers.indices {
+            handlers[index][metadataKey: "request_id"] = "r1"
+            handlers[index][metadataKey: "b"] = .array(["x", "y"])
+            handlers[index].log(
+                event: LogEvent(
+                    level: .warning, message: "request", metadata: ["a": "1", "request_id": "r2"], source: "TouchstoneServer",
+                    file: #fileID, function: #function, line: #line
+                )
+            )
+            handlers[index].log(
+                event: LogEvent(level: .info, message: "plain", metadata: nil, source: "S", file: #fileID, function: #function, line: #line)
+            )
+        }
+        func withoutTime(_ line: String) -> Substring { line.drop { $0 != " " } }
+        #expect(ours.all.map(withoutTime) == theirs.lines.withLockedValue { $0 }.map(withoutTime))
+        #expect(ours.all.first.map { String(withoutTime($0)) } == #" warning touchstone: a=1 b=["x", "y"] request_id=r2 [TouchstoneServer] request"# + "\n")
+        #expect(ours.all.allSatisfy { $0.prefix { $0 != " " }.count == "2026-11-24T12:00:00+0000".count })
+
+        // Through the server: the access line names the request's id.
+        let lines = Lines()
+        var logger = Logger(label: "touchstone") { TextLogHandler(label: $0, write: { lines.append($0) }) }
+        logger.logLevel = .info
+        var dependencies = TestServer.dependencies(clock: ManualClock())
+        dependencies.logger = logger
+        var configuration = TestServer.configuration()
+        configuration.logLevel = .info
+        defer { TestServer.removeDatabase(of: configuration) }
+        let app = try await buildApplication(configuration: configuration, dependencies: dependencies)
+        let requestId = try await app.test(.router) { client in
+            let response = try await client.request(.get, "/health/live")
+            return try #require(response.headers[HTTPField.Name("X-Request-Id")!])
+        }
+        #expect(lines.all.contains { $0.contains("request_id=\(requestId)") && $0.contains("route=/health/live") && $0.hasSuffix("] request\n") }, "\(lines.all)")
+    }
+
     @Test func metricsCanHaveAListenerOfTheirOwn() async throws {
         let port = try Self.freePort()
         let configuration = TestServer.configuration { $0.metricsAddress = MetricsAddress(host: "127.0.0.1", port: port) }
