@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SQLKit
 import Testing
-import TouchstoneStore
+@testable import TouchstoneStore
 
 /// The SQLite executor's group commit: shared transactions, each operation still atomic on its own.
 @Suite struct GroupCommitTests {
@@ -178,6 +178,36 @@ import TouchstoneStore
 
     /// The settings every connection is opened with: durability (WAL, every commit synced), checkpoints a tenth as
     /// often as SQLite's default, and temporary storage (the savepoints' statement journal) in memory.
+    /// The log is copied back beside the writer and starts over: it stays bounded under a steady stream of commits.
+    @Test func theCheckpointerKeepsTheLogBounded() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoint-\(UUID().uuidString).sqlite").path
+        defer { Self.removeFiles(path) }
+        let executor = try await SQLiteExecutor.open(.file(path: path), walCheckpointPages: 40, logger: Logger(label: "test"))
+        let checkpointer = try #require(executor.checkpointer)
+        try await executor.withTransaction { db in
+            try await db.raw("CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL UNIQUE)").run()
+        }
+        // About 2,000 pages of log in all, one commit at a time (each row's 1 KiB label spreads the index).
+        for index in 0..<1_000 {
+            try await executor.withDatabase { db in
+                try await db.raw(
+                    "INSERT INTO items (id, label) VALUES (\(bind: index), \(bind: String(repeating: "x", count: 1_000) + String(index)))"
+                ).run()
+            }
+        }
+        let statistics = checkpointer.statistics
+        #expect(statistics.checkpoints >= 2)
+        #expect(statistics.restarts >= 2)
+        // Never near the hard limit's 160 frames, let alone the 2,000 written.
+        #expect(statistics.maximumFrames < checkpointer.hardLimit)
+        #expect(try await self.count(executor) == 1_000)
+        try await executor.shutdown()
+        // Everything is in the database file once closed.
+        let reopened = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
+        #expect(try await self.count(reopened) == 1_000)
+        try await reopened.shutdown()
+    }
+
     @Test func connectionsHaveTheirSettings() async throws {
         let (executor, path) = try await self.open()
         defer { Self.removeFiles(path) }
@@ -191,8 +221,9 @@ import TouchstoneStore
         }
         #expect(try await pragma("journal_mode", readOnly: false) == "wal")
         #expect(try await pragma("synchronous", readOnly: false) == "2")
-        #expect(try await pragma("wal_autocheckpoint", readOnly: false) == String(SQLiteExecutor.walAutocheckpointPages))
-        #expect(SQLiteExecutor.walAutocheckpointPages == 10_000)
+        // SQLite's automatic checkpoint is off on the writer: the checkpointer's WAL hook replaced it.
+        #expect(try await pragma("wal_autocheckpoint", readOnly: false) == "0")
+        #expect(SQLiteExecutor.walCheckpointPages == 10_000)
         #expect(try await pragma("temp_store", readOnly: false) == "2")
         #expect(try await pragma("temp_store", readOnly: true) == "2")
         try await executor.shutdown()

@@ -215,6 +215,7 @@ public final class ServerMetrics: Sendable {
         ("touchstone_db_up", "gauge", "1 while the database answers (on PostgreSQL, the circuit breaker's view), else 0."),
         ("touchstone_sqlite_commit_duration_seconds", "histogram", "SQLite group-commit COMMIT time, the fsync included."),
         ("touchstone_sqlite_commit_batch_size", "histogram", "Operations made durable by one SQLite group commit."),
+        ("touchstone_sqlite_checkpoint_duration_seconds", "histogram", "SQLite WAL checkpoints run beside the writer: copying the log back into the database file."),
         ("touchstone_mds_refreshes_total", "counter", "Authenticator metadata (FIDO MDS) refreshes from the source, by outcome."),
         ("touchstone_mds_blob_number", "gauge", "Serial number of the authenticator metadata BLOB in use."),
         ("touchstone_mds_next_update_timestamp_seconds", "gauge", "When the metadata BLOB in use is due to be replaced (Unix time)."),

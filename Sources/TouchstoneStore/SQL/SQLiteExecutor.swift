@@ -31,14 +31,18 @@ public final class SQLiteExecutor: SQLExecutor {
     public static let defaultCommitBatch = GroupCommitQueue.defaultMaximumBatch
     /// Read connections beside the writer, by default (a file database).
     public static let defaultReadConnections = 2
-    /// WAL pages after which a commit copies the log back into the database (SQLite's default is 1,000). A page that
-    /// many commits change (an index's last leaf, an interior page, a busy account's row) is copied back once per
-    /// checkpoint, so checkpointing a tenth as often writes far fewer pages; the log grows to about 40 MB (4 KiB
-    /// pages) before it is reused. Measured: 3–5 % less server CPU per sign-in (docs/performance.md, item 12).
-    public static let walAutocheckpointPages = 10_000
+    /// New WAL pages after which the log is copied back into the database (SQLite's default is 1,000), by the
+    /// ``WALCheckpointer``, beside the writer. A page that many commits change (an index's last leaf, an interior page,
+    /// a busy account's row) is copied back once per checkpoint, so checkpointing a tenth as often writes far fewer
+    /// pages; the log grows to about 40 MB (4 KiB pages) before it is reused, at most to four times that when readers
+    /// hold it (then the writer checkpoints itself). Measured: 3–5 % less server CPU per sign-in (docs/performance.md,
+    /// item 12).
+    public static let walCheckpointPages = 10_000
 
     private let writer: DatabaseQueue
     private let readers: [DatabaseQueue]
+    /// Copies the log back into the database (a file database).
+    let checkpointer: WALCheckpointer?
     private let writerDatabase: GRDBSQLDatabase
     private let readerDatabases: [GRDBSQLDatabase]
     /// The thread `COMMIT` (the `fsync`) runs on.
@@ -52,6 +56,7 @@ public final class SQLiteExecutor: SQLExecutor {
     private init(
         writer: DatabaseQueue,
         readers: [DatabaseQueue],
+        checkpointer: WALCheckpointer?,
         commitThreads: NIOThreadPool,
         commitBatch: Int,
         metrics: (any MetricsFactory)?,
@@ -59,6 +64,7 @@ public final class SQLiteExecutor: SQLExecutor {
     ) {
         self.writer = writer
         self.readers = readers
+        self.checkpointer = checkpointer
         self.commitThreads = commitThreads
         self.writerDatabase = GRDBSQLDatabase(connection: writer, commitThreads: commitThreads, logger: logger)
         self.readerDatabases = readers.map { GRDBSQLDatabase(connection: $0, commitThreads: nil, logger: logger) }
@@ -77,6 +83,7 @@ public final class SQLiteExecutor: SQLExecutor {
         _ location: Location,
         commitBatch: Int = defaultCommitBatch,
         readConnections: Int = defaultReadConnections,
+        walCheckpointPages: Int = walCheckpointPages,
         metrics: (any MetricsFactory)? = nil,
         logger: Logger
     ) async throws -> SQLiteExecutor {
@@ -90,11 +97,22 @@ public final class SQLiteExecutor: SQLExecutor {
             // lock waited for with back-off for up to 10 s instead of spinning on a core.
             let writer = try Self.connect(location, readOnly: false)
             try writer.inDatabase { db in
-                if case .file = location {
-                    try db.execute(sql: "PRAGMA journal_mode = WAL")
-                    try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.walAutocheckpointPages)")
-                }
+                if case .file = location { try db.execute(sql: "PRAGMA journal_mode = WAL") }
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+            var checkpointer: WALCheckpointer?
+            if case .file = location {
+                // A connection of its own, in WAL mode from the start (a connection that has not read the database yet
+                // has no log open, and its checkpoint would copy nothing).
+                let connection = try Self.connect(location, readOnly: false, label: "touchstone.sqlite.checkpointer")
+                try connection.inDatabase { db in
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    try db.execute(sql: "PRAGMA synchronous = FULL")
+                }
+                let made = WALCheckpointer(connection: connection, threshold: walCheckpointPages, metrics: metrics)
+                // Its hook replaces SQLite's automatic checkpoint in the writer's commits.
+                try writer.inDatabase { db in made.install(on: db) }
+                checkpointer = made
             }
             // An in-memory database is private to its connection: its reads stay on the writer.
             var readers: [DatabaseQueue] = []
@@ -106,6 +124,7 @@ public final class SQLiteExecutor: SQLExecutor {
             return SQLiteExecutor(
                 writer: writer,
                 readers: readers,
+                checkpointer: checkpointer,
                 commitThreads: commitThreads,
                 commitBatch: commitBatch,
                 metrics: metrics,
@@ -117,7 +136,7 @@ public final class SQLiteExecutor: SQLExecutor {
         }
     }
 
-    private static func connect(_ location: Location, readOnly: Bool) throws -> DatabaseQueue {
+    private static func connect(_ location: Location, readOnly: Bool, label: String? = nil) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
@@ -125,7 +144,7 @@ public final class SQLiteExecutor: SQLExecutor {
         configuration.allowsUnsafeTransactions = true
         // Statements of every store method are few and fixed: keep them all compiled.
         configuration.publicStatementArguments = false
-        configuration.label = readOnly ? "touchstone.sqlite.reader" : "touchstone.sqlite.writer"
+        configuration.label = label ?? (readOnly ? "touchstone.sqlite.reader" : "touchstone.sqlite.writer")
         // Temporary storage in memory. Above all the statement journal: each group-committed operation runs in a
         // savepoint, which journals the pages it changes; past 64 KiB SQLite spilled that journal into a temporary
         // file, two `pwrite` calls per page, as many as the WAL itself took (docs/performance.md). It holds at most the
@@ -178,6 +197,8 @@ public final class SQLiteExecutor: SQLExecutor {
         // Closing must happen even when the caller is being cancelled (a service group tearing down after an error):
         // an unclosed connection loses the WAL checkpoint, so the close runs in a task of its own.
         let connections = self.readers + [self.writer]
+        let writer = self.writer
+        let checkpointer = self.checkpointer
         let commitThreads = self.commitThreads
         let mutex = self.mutex
         let closed = self.closed
@@ -187,7 +208,12 @@ public final class SQLiteExecutor: SQLExecutor {
             try await mutex.withLock {
                 guard !closed.withLockedValue({ $0 }) else { return }
                 closed.withLockedValue { $0 = true }
-                // Readers first: the writer's close checkpoints the WAL, which needs no reader holding a snapshot.
+                // The checkpointer first (its running checkpoint finishes), unhooked from the writer before it goes.
+                if let checkpointer {
+                    try writer.inDatabase { db in checkpointer.uninstall(from: db) }
+                    try await checkpointer.close()
+                }
+                // Readers next: the writer's close checkpoints the WAL, which needs no reader holding a snapshot.
                 for connection in connections { try connection.close() }
                 try await commitThreads.shutdownGracefully()
             }
@@ -199,6 +225,11 @@ public final class SQLiteExecutor: SQLExecutor {
         // commit thread is stopped here.
         if !self.closed.withLockedValue({ $0 }) {
             self.commitThreads.shutdownGracefully { _ in }
+            // The writer's hook must not outlive the checkpointer it points to.
+            if let checkpointer = self.checkpointer {
+                try? self.writer.inDatabase { db in checkpointer.uninstall(from: db) }
+                checkpointer.stop()
+            }
         }
     }
 }
