@@ -13,6 +13,8 @@ public struct TouchstoneRequestContext: RequestContext {
     public var maxUploadSize: Int
     /// The TCP peer (nil for in-process test clients).
     public let remoteAddress: SocketAddress?
+    /// The TCP peer's IP address as text, formatted once per request (the middlewares read it).
+    public let peerAddress: String?
     /// Who is calling, as far as the server can tell: set by the client-info middleware.
     public var client: ClientInfo
     /// The admin key of the caller, on admin routes.
@@ -22,8 +24,10 @@ public struct TouchstoneRequestContext: RequestContext {
         self.coreContext = .init(source: source)
         self.identity = nil
         self.maxUploadSize = 64 * 1024
-        self.remoteAddress = source.channel.remoteAddress
-        self.client = ClientInfo(address: source.channel.remoteAddress?.ipAddress, userAgent: nil)
+        let remoteAddress = source.channel.remoteAddress
+        self.remoteAddress = remoteAddress
+        self.peerAddress = remoteAddress?.ipAddress
+        self.client = ClientInfo(address: self.peerAddress, userAgent: nil)
         self.adminKey = nil
     }
 

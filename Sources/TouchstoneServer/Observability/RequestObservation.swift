@@ -28,7 +28,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = DispatchTime.now().uptimeNanoseconds
         var context = context
-        let peer = context.remoteAddress?.ipAddress
+        let peer = context.peerAddress
         let id: String
         if let peer, self.trustedProxies.contains(peer), let sent = request.headers[.requestId], Self.acceptable(sent) {
             id = sent

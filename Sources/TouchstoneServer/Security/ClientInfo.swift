@@ -43,7 +43,7 @@ struct ClientInfoMiddleware: RouterMiddleware {
         var context = context
         let forwarded = request.headers[values: HTTPField.Name("X-Forwarded-For")!]
         let address = ClientInfo.resolveAddress(
-            peer: context.remoteAddress?.ipAddress,
+            peer: context.peerAddress,
             forwardedFor: forwarded,
             trustedProxies: self.trustedProxies
         )
