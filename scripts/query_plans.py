@@ -8,7 +8,11 @@ import sqlite3
 import sys
 
 STATEMENTS = {
-    "biometric start: registration by id": "SELECT * FROM registrations WHERE id = ?",
+    "biometric start: challenge inserted if the registration is active (insertChallengeIfActive)": "INSERT INTO "
+    "challenges (challenge, registration_id, purpose, created_at, expires_at) SELECT ?, id, ?, ?, ? FROM registrations "
+    "WHERE id = ? AND status = ? RETURNING registration_id",
+    "biometric start: the status, when nothing was inserted (insertChallengeIfActive)": "SELECT status FROM "
+    "registrations WHERE id = ?",
     "biometric finish: registration, user and unconsumed challenge (signInAttempt)": "SELECT r.*, u.id AS user__id, "
     "u.email AS user__email, c.challenge AS challenge__challenge, c.created_at AS challenge__created_at "
     "FROM registrations r LEFT JOIN users u ON u.id = r.user_id LEFT JOIN challenges c ON c.challenge = ? "
