@@ -46,7 +46,7 @@ public struct TouchstoneDependencies: Sendable {
 /// platforms.
 ///
 /// BoringSSL's generator, used before, made the same system call for its additional input on every value and then
-/// ran its own DRBG and a key object around it (about 1 % of a sign-in's CPU, five values per sign-in).
+/// ran its own DRBG and a key object around it (about 1.8 % of a sign-in's CPU, about four values per sign-in; docs/performance.md, item 13).
 @Sendable func systemRandomBytes(_ count: Int) -> [UInt8] {
     guard count > 0 else { return [] }
     return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in

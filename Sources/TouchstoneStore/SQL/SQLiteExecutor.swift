@@ -92,6 +92,7 @@ public final class SQLiteExecutor: SQLExecutor {
         let readerCount = location == .memory ? 0 : readConnections
         let commitThreads = NIOThreadPool(numberOfThreads: 1)
         commitThreads.start()
+        var checkpointer: WALCheckpointer?
         do {
             // The writer: WAL (a file), every commit synced, foreign keys on, and another process holding the write
             // lock waited for with back-off for up to 10 s instead of spinning on a core.
@@ -100,7 +101,6 @@ public final class SQLiteExecutor: SQLExecutor {
                 if case .file = location { try db.execute(sql: "PRAGMA journal_mode = WAL") }
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
-            var checkpointer: WALCheckpointer?
             if case .file = location {
                 // A connection of its own, in WAL mode from the start (a connection that has not read the database yet
                 // has no log open, and its checkpoint would copy nothing).
@@ -110,9 +110,9 @@ public final class SQLiteExecutor: SQLExecutor {
                     try db.execute(sql: "PRAGMA synchronous = FULL")
                 }
                 let made = WALCheckpointer(connection: connection, threshold: walCheckpointPages, metrics: metrics)
+                checkpointer = made
                 // Its hook replaces SQLite's automatic checkpoint in the writer's commits.
                 try writer.inDatabase { db in made.install(on: db) }
-                checkpointer = made
             }
             // An in-memory database is private to its connection: its reads stay on the writer.
             var readers: [DatabaseQueue] = []
@@ -131,6 +131,8 @@ public final class SQLiteExecutor: SQLExecutor {
                 logger: logger
             )
         } catch {
+            // Nothing opened survives (the writer, released, takes its hook with it).
+            try? await checkpointer?.close()
             try? await commitThreads.shutdownGracefully()
             throw StoreError.unavailable("cannot open SQLite database: \(error)")
         }

@@ -12,8 +12,9 @@ import NIOPosix
 /// operation queued behind that commit waited for it (10–25 ms against 2 ms for a commit; about 1 % of the commits of a
 /// sign-in load, and so the slowest percent of sign-ins: docs/performance.md, item 13). Here the writer's WAL hook only
 /// notes the log's size after each commit; past ``threshold`` new frames the checkpointer copies them with a `PASSIVE`
-/// checkpoint (which never blocks the writer or a reader), again while the writer added more during the copy, until
-/// the log is fully copied, so that the writer's next transaction starts the log over.
+/// checkpoint (which never blocks the writer or a reader; again, at most three rounds, while the writer added frames
+/// during the copy). The writer's next commit then copies the few frames added since, in the commit, so that its next
+/// transaction finds the log fully copied and starts it over: only a writer can, and only then.
 ///
 /// Should the log reach ``hardLimit`` frames all the same (readers holding old snapshots, a slow disk), the writer
 /// checkpoints in its commit as SQLite would have: the log stays bounded whatever happens.
