@@ -44,24 +44,42 @@ public enum CanonicalJSON {
         }
     }
 
-    static func writeString(_ text: String, to output: inout [UInt8]) {
+    /// Appends `text` as a JSON string, escaped as `JSON.stringify` escapes it: `"` and `\` escaped, `\b`, `\f`,
+    /// `\n`, `\r`, `\t`, the other characters below U+0020 as `\u00xx` (lowercase hex), everything else as its UTF-8.
+    /// (The server's response writer uses it too: the same escaping is valid JSON for any reader.) Runs of bytes that
+    /// need no escape are copied at once: every byte of a multi-byte UTF-8 sequence is 0x80 or above.
+    public static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x22: output.append(contentsOf: #"\""#.utf8)
-            case 0x5C: output.append(contentsOf: #"\\"#.utf8)
-            case 0x08: output.append(contentsOf: #"\b"#.utf8)
-            case 0x0C: output.append(contentsOf: #"\f"#.utf8)
-            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
-            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
-            case 0x09: output.append(contentsOf: #"\t"#.utf8)
-            case 0x00..<0x20:
-                let hex = String(scalar.value, radix: 16)
-                output.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
-            default: output.append(contentsOf: String(scalar).utf8)
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                Self.appendEscape(byte, to: &output)
+                start = index + 1
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscape(_ byte: UInt8, to output: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+        case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+        case 0x08: output.append(contentsOf: #"\b"#.utf8)
+        case 0x0C: output.append(contentsOf: #"\f"#.utf8)
+        case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+        case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+        case 0x09: output.append(contentsOf: #"\t"#.utf8)
+        default:
+            func hex(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
+            output.append(contentsOf: #"\u00"#.utf8)
+            output.append(hex(byte >> 4))
+            output.append(hex(byte & 0x0F))
+        }
     }
 
     /// ECMAScript `Number::toString(x)` for a finite double (ECMA-262 §6.1.6.1.20), from the shortest round-trip

@@ -45,6 +45,19 @@ struct CanonicalJSONTests {
         )
     }
 
+    /// Every character below U+0020 as `JSON.stringify` writes it (short forms for five, `\u00xx` in lowercase for the
+    /// rest), quotes and backslashes escaped, multi-byte UTF-8 and DEL as they are, also between escapes.
+    @Test func everyControlCharacterIsEscapedAsJSONStringifyDoes() {
+        let short: [UInt8: String] = [0x08: #"\b"#, 0x09: #"\t"#, 0x0A: #"\n"#, 0x0C: #"\f"#, 0x0D: #"\r"#]
+        for byte in UInt8(0)..<0x20 {
+            let expected = short[byte] ?? "\\u00" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
+            let text = "é" + String(UnicodeScalar(byte)) + "😀"
+            #expect(CanonicalJSON.string(.string(text)) == "\"é" + expected + "😀\"")
+        }
+        #expect(CanonicalJSON.string(.string("a\"b\\c\u{7F}/")) == "\"a\\\"b\\\\c\u{7F}/\"")
+        #expect(CanonicalJSON.string(.string("")) == #""""#)
+    }
+
     @Test func keysSortByUTF16CodeUnits() {
         // U+1F600 (surrogates D83D DE00) sorts before U+FB33 in UTF-16, after it in code points.
         let value = JSONValue.object(["\u{FB33}": .number(1), "\u{1F600}": .number(2), "a": .number(3), "B": .number(4)])

@@ -1,4 +1,5 @@
 import NIOCore
+import TouchstoneConfirmation
 
 /// A response body that writes its own JSON, without `JSONEncoder`: the sign-in's answers (``SignedIn``,
 /// ``ChallengeResponse``, the passkey request options). `JSONEncoder` was about 3 % of the server's CPU in a
@@ -7,39 +8,43 @@ protocol JSONWritable: Encodable {
     func writeJSON(to writer: inout JSONWriter)
 }
 
-/// Writes JSON text into a byte buffer: objects, arrays, strings (escaped as RFC 8259 §7 requires), integers,
-/// booleans and null. A comma goes before every member or element but the first of its object or array.
+/// Writes JSON text: objects, arrays, strings (escaped by ``CanonicalJSON/writeString(_:to:)``, as `JSON.stringify`
+/// escapes them), integers, booleans and null. A comma goes before every member or element but the first of its
+/// object or array.
 struct JSONWriter {
-    private(set) var buffer: ByteBuffer
+    private(set) var bytes: [UInt8] = []
 
     init(capacity: Int = 512) {
-        self.buffer = ByteBufferAllocator().buffer(capacity: capacity)
+        self.bytes.reserveCapacity(capacity)
     }
+
+    /// The text, for a response body.
+    var buffer: ByteBuffer { ByteBuffer(bytes: self.bytes) }
 
     /// `{`, the members `body` writes, `}`.
     mutating func object(_ body: (inout JSONWriter) -> Void) {
-        self.buffer.writeInteger(UInt8(ascii: "{"))
+        self.bytes.append(UInt8(ascii: "{"))
         body(&self)
-        self.buffer.writeInteger(UInt8(ascii: "}"))
+        self.bytes.append(UInt8(ascii: "}"))
     }
 
     /// `[`, the elements, `]`.
     mutating func array<Element>(_ elements: some Sequence<Element>, _ write: (inout JSONWriter, Element) -> Void) {
-        self.buffer.writeInteger(UInt8(ascii: "["))
+        self.bytes.append(UInt8(ascii: "["))
         for element in elements {
             self.separate()
             write(&self, element)
         }
-        self.buffer.writeInteger(UInt8(ascii: "]"))
+        self.bytes.append(UInt8(ascii: "]"))
     }
 
     /// `"name":` (a member's name is a literal of ours: nothing in it to escape).
     mutating func key(_ name: StaticString) {
         self.separate()
-        self.buffer.writeInteger(UInt8(ascii: "\""))
-        name.withUTF8Buffer { _ = self.buffer.writeBytes($0) }
-        self.buffer.writeInteger(UInt8(ascii: "\""))
-        self.buffer.writeInteger(UInt8(ascii: ":"))
+        self.bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { self.bytes.append(contentsOf: $0) }
+        self.bytes.append(UInt8(ascii: "\""))
+        self.bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func member(_ name: StaticString, _ value: String) {
@@ -55,12 +60,12 @@ struct JSONWriter {
 
     mutating func member(_ name: StaticString, _ value: Int) {
         self.key(name)
-        self.buffer.writeString(String(value))
+        self.bytes.append(contentsOf: String(value).utf8)
     }
 
     mutating func member(_ name: StaticString, _ value: Bool) {
         self.key(name)
-        self.buffer.writeStaticString(value ? "true" : "false")
+        self.bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
     mutating func member(_ name: StaticString, _ value: [String]) {
@@ -74,51 +79,18 @@ struct JSONWriter {
     }
 
     mutating func null() {
-        self.buffer.writeStaticString("null")
+        self.bytes.append(contentsOf: "null".utf8)
     }
 
-    /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\t`... or `\u00XX`; everything else (all of
-    /// Unicode) as its UTF-8.
     mutating func string(_ value: String) {
-        self.buffer.writeInteger(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { bytes in
-            var start = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                self.buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<index]))
-                self.escape(byte)
-                start = index + 1
-            }
-            self.buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start...]))
-        }
-        self.buffer.writeInteger(UInt8(ascii: "\""))
-    }
-
-    private mutating func escape(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): self.buffer.writeStaticString("\\\"")
-        case UInt8(ascii: "\\"): self.buffer.writeStaticString("\\\\")
-        case 0x08: self.buffer.writeStaticString("\\b")
-        case 0x0C: self.buffer.writeStaticString("\\f")
-        case 0x0A: self.buffer.writeStaticString("\\n")
-        case 0x0D: self.buffer.writeStaticString("\\r")
-        case 0x09: self.buffer.writeStaticString("\\t")
-        default:
-            // The other control characters (below 0x20): `\u00` and two lowercase hex digits.
-            func hex(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
-            self.buffer.writeStaticString("\\u00")
-            self.buffer.writeInteger(hex(byte >> 4))
-            self.buffer.writeInteger(hex(byte & 0x0F))
-        }
+        CanonicalJSON.writeString(value, to: &self.bytes)
     }
 
     /// A comma unless this is the first member or element of its object or array (or the value of a member).
     private mutating func separate() {
-        guard let last = self.buffer.getInteger(at: self.buffer.writerIndex - 1, as: UInt8.self) else { return }
+        guard let last = self.bytes.last else { return }
         if last != UInt8(ascii: "{") && last != UInt8(ascii: "[") && last != UInt8(ascii: ":") {
-            self.buffer.writeInteger(UInt8(ascii: ","))
+            self.bytes.append(UInt8(ascii: ","))
         }
     }
 }
