@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import SQLKit
 import Testing
@@ -81,7 +82,7 @@ import Testing
         let ids = try await executor.withDatabase { db in
             try await db.raw("SELECT id FROM items ORDER BY id").all().map { try $0.decode(column: "id", as: Int.self) }
         }
-        let expected = (0..<40).filter { $0 % 4 != 0 }.flatMap { [$0 * 2, $0 * 2 + 1] }
+        let expected: [Int] = (0..<40).filter { $0 % 4 != 0 }.flatMap { (value: Int) -> [Int] in [value * 2, value * 2 + 1] }
         #expect(ids == expected)
         try await executor.shutdown()
     }
@@ -206,6 +207,47 @@ import Testing
         let reopened = try await SQLiteExecutor.open(.file(path: path), logger: Logger(label: "test"))
         #expect(try await self.count(reopened) == 1_000)
         try await reopened.shutdown()
+    }
+
+    /// A reader holding an old snapshot keeps the log from being copied past it: the log grows to the hard limit, where
+    /// the writer checkpoints in its commits; once the reader lets go, the log is copied and starts over.
+    @Test func aHeldSnapshotMeetsTheHardLimitAndTheLogRecovers() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoint-\(UUID().uuidString).sqlite").path
+        defer { Self.removeFiles(path) }
+        let executor = try await SQLiteExecutor.open(.file(path: path), walCheckpointPages: 20, logger: Logger(label: "test"))
+        let checkpointer = try #require(executor.checkpointer)
+        try await executor.withTransaction { db in
+            try await db.raw("CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL UNIQUE)").run()
+        }
+        func insert(_ range: Range<Int>) async throws {
+            for index in range {
+                try await executor.withDatabase { db in
+                    try await db.raw(
+                        "INSERT INTO items (id, label) VALUES (\(bind: index), \(bind: String(repeating: "x", count: 1_000) + String(index)))"
+                    ).run()
+                }
+            }
+        }
+        try await insert(0..<10)
+        // Another connection opens a read transaction and keeps it.
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let reader = try DatabaseQueue(path: path, configuration: configuration)
+        try reader.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items")
+        }
+        try await insert(10..<200)
+        let held = checkpointer.statistics
+        #expect(held.maximumFrames >= checkpointer.hardLimit)
+        #expect(held.writerCheckpointsAtLimit > 0)
+        try reader.inDatabase { db in try db.execute(sql: "ROLLBACK") }
+        try reader.close()
+        try await insert(200..<400)
+        let released = checkpointer.statistics
+        #expect(released.restarts > held.restarts)
+        #expect(try await self.count(executor) == 400)
+        try await executor.shutdown()
     }
 
     @Test func connectionsHaveTheirSettings() async throws {

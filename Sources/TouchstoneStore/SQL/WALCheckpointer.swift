@@ -58,6 +58,8 @@ final class WALCheckpointer: Sendable {
         var restarts = 0
         /// The most frames the log held after a commit.
         var maximumFrames = 0
+        /// Commits in which the writer checkpointed at the hard limit.
+        var writerCheckpointsAtLimit = 0
     }
 
     var statistics: Statistics { self.state.withLockedValue { $0.statistics } }
@@ -73,7 +75,7 @@ final class WALCheckpointer: Sendable {
     }
 
     /// After a commit of the writer (its WAL hook, on the commit thread): the log holds `frames` frames. Returns
-    /// whether the writer must checkpoint now itself (the log is at ``hardLimit``).
+    /// whether the writer must checkpoint now itself: to finish what the checkpointer copied, or at ``hardLimit``.
     fileprivate func committed(frames: Int) -> Bool {
         let (start, finish) = self.state.withLockedValue { state -> (Bool, Bool) in
             // Fewer frames than after the previous commit: the log started over.
@@ -83,6 +85,7 @@ final class WALCheckpointer: Sendable {
             }
             state.frames = frames
             state.statistics.maximumFrames = max(state.statistics.maximumFrames, frames)
+            if frames >= self.hardLimit { state.statistics.writerCheckpointsAtLimit += 1 }
             let finish = state.finishInWriter
             state.finishInWriter = false
             guard !state.running, !state.closed, frames - state.base >= self.threshold else { return (false, finish) }
@@ -94,7 +97,7 @@ final class WALCheckpointer: Sendable {
     }
 
     private func run() {
-        let started = ContinuousClock.now
+        let started = DispatchTime.now().uptimeNanoseconds
         var last: (walFrameCount: Int, checkpointedFrameCount: Int)?
         // Again while the writer added frames during the copy (each round is shorter than the one before), three
         // rounds at most.
@@ -104,7 +107,7 @@ final class WALCheckpointer: Sendable {
             last = result
             if result.checkpointedFrameCount >= result.walFrameCount { break }
         }
-        self.duration?.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
+        self.duration?.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds - started))
         self.state.withLockedValue { state in
             state.running = false
             state.statistics.checkpoints += 1
@@ -140,11 +143,4 @@ private let walHook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, U
         _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
     }
     return SQLITE_OK
-}
-
-extension Duration {
-    fileprivate var nanoseconds: Int64 {
-        let (seconds, attoseconds) = self.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }
