@@ -254,6 +254,7 @@ func buildRouter(
         sessions: sessions,
         secrets: secrets,
         keys: DevicePublicKeyCache(capacity: configuration.keyCacheSize),
+        signers: ParsedValueCache(capacity: configuration.keyCacheSize),
         now: now,
         configuration: configuration,
         policy: policy,

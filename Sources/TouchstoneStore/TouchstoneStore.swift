@@ -70,6 +70,9 @@ public protocol TouchstoneStore: Sendable {
     /// - Returns: The registration's status (the challenge was inserted only if it is ``RegistrationStatus/active``),
     ///   or `nil` when there is no such registration.
     func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus?
+    /// ``insertChallengeIfActive(_:)`` that also returns the registration's user and key, as they were read (for a
+    /// server that does not hold them yet: its finish verifies with them).
+    func insertChallengeReadingSigner(_ challenge: ChallengeRecord) async throws -> SignInRegistrationRecord?
     /// Atomically consumes the unconsumed challenge with this value, if it is bound to `registrationId` and `purpose`.
     ///
     /// - Returns: The challenge as it was before consumption (its expiry is for the caller to check), or `nil`.
@@ -78,13 +81,16 @@ public protocol TouchstoneStore: Sendable {
     /// The unconsumed challenge with this value, if it is bound to `registrationId` and `purpose` (nothing changes).
     func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
         -> ChallengeRecord?
-    /// Completes a biometric sign-in atomically: consumes the unconsumed authentication challenge and, only if this
-    /// call consumed it, records the registration's use and stores `session`.
+    /// Completes a biometric sign-in whose signature was verified, atomically, if everything else it needs still holds:
+    /// the authentication challenge is unconsumed, bound to `registrationId` and unexpired at `at`; the registration is
+    /// active and belongs to `session.userId`; the user exists. Then it consumes the challenge, records the
+    /// registration's use (clearing its failed-signature count) and stores `session` and `events` (the sign-in's audit
+    /// trail), in one transaction.
     ///
-    /// - Returns: Whether this call consumed the challenge (`false`: someone else did first; nothing was written).
-    /// `events` (the sign-in's audit trail) are stored in the same transaction.
+    /// - Returns: The user, or `nil` when a condition failed (another attempt consumed the challenge first, it expired,
+    ///   the registration was revoked...): then nothing was written.
     func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date)
-        async throws -> Bool
+        async throws -> UserRecord?
     /// Atomically consumes the newest unconsumed challenge of a registration for `purpose`.
     func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws
         -> ChallengeRecord?
@@ -261,7 +267,9 @@ public protocol TouchstoneStore: Sendable {
 
 extension TouchstoneStore {
     /// ``completeSignIn(challenge:registrationId:session:events:at:)`` without audit events.
-    public func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws -> Bool {
+    public func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws
+        -> UserRecord?
+    {
         try await self.completeSignIn(challenge: challenge, registrationId: registrationId, session: session, events: [], at: at)
     }
 

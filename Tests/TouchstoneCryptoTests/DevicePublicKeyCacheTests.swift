@@ -59,4 +59,28 @@ struct DevicePublicKeyCacheTests {
         #expect(cache.count == 0)
         #expect(!cache.containsKey(bytes: bytes, algorithm: .es256))
     }
+
+    @Test func setReplacesAndCachedValueLooksUpWithoutParsing() {
+        let cache = ParsedValueCache<String, Int>(capacity: 4)
+        #expect(cache.cachedValue(for: "a") == nil)
+        cache.set(1, for: "a")
+        #expect(cache.cachedValue(for: "a") == 1)
+        cache.set(2, for: "a")
+        #expect(cache.cachedValue(for: "a") == 2)
+        #expect(cache.count == 1)
+        // A value moved to the previous generation and set again is held once, with the new value.
+        cache.set(3, for: "b")
+        cache.set(4, for: "c")
+        cache.set(5, for: "a")
+        #expect(cache.count <= 4)
+        #expect(cache.cachedValue(for: "a") == 5)
+        for index in 0..<20 { cache.set(index, for: "k\(index)") }
+        #expect(cache.count <= 4)
+        #expect(cache.cachedValue(for: "k19") == 19)
+        #expect(cache.cachedValue(for: "b") == nil)
+
+        let off = ParsedValueCache<String, Int>(capacity: 0)
+        off.set(1, for: "a")
+        #expect(off.cachedValue(for: "a") == nil)
+    }
 }

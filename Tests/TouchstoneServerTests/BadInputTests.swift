@@ -130,7 +130,7 @@ struct FailingStore: TouchstoneStore {
         -> ChallengeRecord?
     { throw self.error }
     func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date)
-        async throws -> Bool
+        async throws -> UserRecord?
     {
         throw self.error
     }
@@ -142,6 +142,7 @@ struct FailingStore: TouchstoneStore {
     func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
     func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }
     func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus? { throw self.error }
+    func insertChallengeReadingSigner(_ challenge: ChallengeRecord) async throws -> SignInRegistrationRecord? { throw self.error }
     func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)? { throw self.error }
     func passkeys(userId: String) async throws -> [PasskeyRecord] { throw self.error }
     func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord] { throw self.error }

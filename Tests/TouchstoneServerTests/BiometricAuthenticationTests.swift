@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 import TouchstoneCrypto
 import TouchstoneServer
+import TouchstoneStore
 import TouchstoneTesting
 
 struct BiometricAuthenticationTests {
@@ -182,6 +184,69 @@ struct BiometricAuthenticationTests {
                 return try await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
             }
             #expect(codes == ["ok": 1, "challenge_not_found": 19])
+        }
+    }
+
+    /// Two instances on one database. An instance finishes a sign-in whose key it already holds (it served the start)
+    /// with one write, one that does not reads the registration first; either way, what changed on the other instance
+    /// between the start and the finish (a revocation, a lockout) is what the finish answers. With no key cache, every
+    /// finish reads first.
+    @Test(arguments: [10_000, 0])
+    func signInsAcrossInstancesAnswerWhatTheDatabaseSays(keyCacheSize: Int) async throws {
+        let database = TemporaryFiles.path("instances", suffix: ".sqlite")
+        defer { TemporaryFiles.remove(database) }
+        let kek = [UInt8](repeating: 9, count: 32)
+        let clock = ManualClock()
+        // Each application closes its store when it stops: each instance opens its own on the one database.
+        let storeA = try await SQLTouchstoneStore.sqlite(.file(path: database), logger: Logger(label: "test"))
+        try await storeA.migrate()
+        let storeB = try await SQLTouchstoneStore.sqlite(.file(path: database), logger: Logger(label: "test"))
+        let configuration = TestServer.configuration {
+            $0.tokens.keyEncryptionKey = kek
+            $0.keyCacheSize = keyCacheSize
+        }
+        try await TestServer.run(configuration: configuration, clock: clock, store: storeA) { clientA in
+            try await TestServer.run(configuration: configuration, clock: clock, store: storeB) { clientB in
+                let (a, b) = (Flow(client: clientA), Flow(client: clientB))
+                let account = try await a.signUp()
+                let device = TestDeviceKey(.es256)
+                let id = try await a.enroll(account.token, device)
+
+                // Started on A, finished on B (which has never seen the registration), and the other way round.
+                var challenge = try await a.challenge(id)
+                #expect(try await b.finishLogin(id, challenge: challenge, signature: device.signed(challenge)).status == .ok)
+                challenge = try await b.challenge(id)
+                #expect(try await a.finishLogin(id, challenge: challenge, signature: device.signed(challenge)).status == .ok)
+                // A challenge used on one is spent on the other.
+                challenge = try await a.challenge(id)
+                let signature = device.signed(challenge)
+                #expect(try await a.finishLogin(id, challenge: challenge, signature: signature).status == .ok)
+                #expect(try await b.finishLogin(id, challenge: challenge, signature: signature).errorCode == "challenge_not_found")
+
+                // Locked on B (wrong signatures) after A issued a challenge: A's valid finish is refused as locked, and
+                // the challenge stays unspent.
+                let pending = try await a.challenge(id)
+                for _ in 0..<5 {
+                    let wrong = try await b.challenge(id)
+                    #expect(try await b.finishLogin(id, challenge: wrong, signature: TestDeviceKey(.es256).signed(wrong)).errorCode == "invalid_signature")
+                }
+                let locked = try await a.finishLogin(id, challenge: pending, signature: device.signed(pending))
+                #expect(locked.status.code == 423)
+                #expect(locked.errorCode == "registration_locked")
+
+                // Revoked on B after A issued a challenge: A's valid finish is refused as revoked.
+                let other = TestDeviceKey(.eddsa)
+                let second = try await a.enroll(account.token, other)
+                let issued = try await a.challenge(second)
+                let revoked = try await clientB.request(.delete, "/v1/biometrics/registrations/\(second)", token: account.token)
+                #expect(revoked.status == .noContent)
+                let afterRevocation = try await a.finishLogin(second, challenge: issued, signature: other.signed(issued))
+                #expect(afterRevocation.errorCode == "registration_revoked")
+
+                // Each sign-in that succeeded left one audit event; the refused ones none.
+                let logins = try await a.events(account.token).filter { $0["type"] as? String == "biometric_login" && $0["outcome"] as? String == "success" }
+                #expect(logins.count == 3)
+            }
         }
     }
 

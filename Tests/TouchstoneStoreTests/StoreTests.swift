@@ -425,7 +425,7 @@ struct StoreTests {
             #expect(try await store.unconsumedChallenge("c", registrationId: "b", purpose: .authentication) == nil)
 
             let later = Self.t0.addingTimeInterval(5)
-            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            let outcomes = try await withThrowingTaskGroup(of: UserRecord?.self) { group in
                 for index in 0..<6 {
                     group.addTask {
                         try await store.completeSignIn(
@@ -433,9 +433,9 @@ struct StoreTests {
                         )
                     }
                 }
-                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+                return try await group.reduce(into: [UserRecord?]()) { $0.append($1) }
             }
-            #expect(outcomes.filter { $0 }.count == 1)
+            #expect(outcomes.compactMap { $0 } == [Self.user("u1")])
             let stored = try await (0..<6).asyncCompactMap { try await store.session(tokenHash: "t\($0)") }
             #expect(stored.count == 1)
             #expect(stored.first?.registrationId == "a")
@@ -446,7 +446,7 @@ struct StoreTests {
                 ChallengeRecord(challenge: "d", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0)
             )
             #expect(try await store.consumeChallenge("d", registrationId: "a", purpose: .authentication, at: Self.t0) != nil)
-            #expect(try await !store.completeSignIn(challenge: "d", registrationId: "a", session: Self.session("late", user: "u1", registration: "a"), at: Self.t0))
+            #expect(try await store.completeSignIn(challenge: "d", registrationId: "a", session: Self.session("late", user: "u1", registration: "a"), at: Self.t0) == nil)
             #expect(try await store.session(tokenHash: "late") == nil)
         }
     }
@@ -463,16 +463,23 @@ struct StoreTests {
                 )
             }
             // Pending, then active, then revoked; and no registration at all.
+            // Each case twice: with the status only, and with the registration's user and key (read in the same call).
             #expect(try await store.insertChallengeIfActive(challenge("c1", for: "a")) == .pending)
+            #expect(try await store.insertChallengeReadingSigner(challenge("s1", for: "a"))?.status == .pending)
             _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
             #expect(try await store.insertChallengeIfActive(challenge("c2", for: "a")) == .active)
+            let active = try #require(try await store.insertChallengeReadingSigner(challenge("s2", for: "a")))
+            let registration = try #require(try await store.registration(id: "a"))
+            #expect(active == SignInRegistrationRecord(id: "a", userId: "u1", status: .active, algorithm: registration.algorithm, publicKey: registration.publicKey))
             _ = try await store.updateRegistrationStatus(id: "a", from: [.active], to: .revoked, at: Self.t0)
             #expect(try await store.insertChallengeIfActive(challenge("c3", for: "a")) == .revoked)
+            #expect(try await store.insertChallengeReadingSigner(challenge("s3", for: "a"))?.status == .revoked)
             #expect(try await store.insertChallengeIfActive(challenge("c4", for: "missing")) == nil)
-            let stored = try await ["c1", "c2", "c3", "c4"].asyncCompactMap {
+            #expect(try await store.insertChallengeReadingSigner(challenge("s4", for: "missing")) == nil)
+            let stored = try await ["c1", "c2", "c3", "c4", "s1", "s2", "s3", "s4"].asyncCompactMap {
                 try await store.unconsumedChallenge($0, registrationId: "a", purpose: .authentication)?.challenge
             }
-            #expect(stored == ["c2"])
+            #expect(stored == ["c2", "s2"])
         }
     }
 
@@ -494,8 +501,57 @@ struct StoreTests {
                 expiresAt: Self.t0.addingTimeInterval(60)
             )
             await #expect(throws: StoreError.self) { try await store.insertChallengeIfActive(challenge) }
+            await #expect(throws: StoreError.self) { try await store.insertChallengeReadingSigner(challenge) }
             #expect(try await store.unconsumedChallenge("c1", registrationId: "a", purpose: .authentication) == nil)
             try await store.shutdown()
+        }
+    }
+
+    /// A verified signature completes a sign-in only while everything else holds, checked in the same write: the
+    /// challenge unexpired, bound to the registration and to authentication; the registration active and the session's
+    /// user's. When any fails, nothing is written: the challenge stays answerable, no session, no use recorded.
+    @Test(arguments: engines)
+    func aSignInCompletesOnlyWhileItsChallengeRegistrationAndUserHold(database: TestDatabase) async throws {
+        try await Self.withStore(database) { store in
+            try await store.insertUser(Self.user("u1"))
+            try await store.insertUser(Self.user("u2"))
+            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
+            _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
+            try await store.insertRegistration(Self.registration("p", user: "u1", device: "d2"))
+            let expiry = Self.t0.addingTimeInterval(60)
+            for (value, registration, purpose) in [("c", "a", ChallengePurpose.authentication), ("r", "a", .registration), ("q", "p", .authentication)] {
+                try await store.insertChallenge(
+                    ChallengeRecord(challenge: value, registrationId: registration, purpose: purpose, createdAt: Self.t0, expiresAt: expiry)
+                )
+            }
+            var tokens = 0
+            func attempt(_ challenge: String, registration: String = "a", user: String = "u1", at: Date) async throws -> UserRecord? {
+                tokens += 1
+                return try await store.completeSignIn(
+                    challenge: challenge, registrationId: registration,
+                    session: Self.session("t\(tokens)", user: user, registration: registration), at: at
+                )
+            }
+            // At its expiry the challenge no longer answers; nor does one of another purpose, registration or user.
+            #expect(try await attempt("c", at: expiry) == nil)
+            #expect(try await attempt("r", at: Self.t0) == nil)
+            #expect(try await attempt("c", registration: "b", at: Self.t0) == nil)
+            #expect(try await attempt("c", user: "u2", at: Self.t0) == nil)
+            // A pending registration signs nothing in.
+            #expect(try await attempt("q", registration: "p", at: Self.t0) == nil)
+            // Locked, then revoked.
+            #expect(try await store.recordFailedSignature(registrationId: "a", threshold: 1, at: Self.t0))
+            #expect(try await attempt("c", at: Self.t0) == nil)
+            #expect(try await store.unlockRegistration(id: "a", at: Self.t0))
+            #expect(try await store.updateRegistrationStatus(id: "a", from: [.active], to: .revoked, at: Self.t0))
+            #expect(try await attempt("c", at: Self.t0) == nil)
+            for token in 1...tokens { #expect(try await store.session(tokenHash: "t\(token)") == nil) }
+            #expect(try await store.registration(id: "a")?.lastUsedAt == nil)
+            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .authentication) != nil)
+            // Active again (a test-only path: nothing in the server reactivates a revoked registration): it completes.
+            #expect(try await store.updateRegistrationStatus(id: "a", from: [.revoked], to: .active, at: Self.t0))
+            #expect(try await attempt("c", at: expiry.addingTimeInterval(-0.001)) == Self.user("u1"))
+            #expect(try await store.session(tokenHash: "t\(tokens)")?.userId == "u1")
         }
     }
 
@@ -518,16 +574,16 @@ struct StoreTests {
                 )
             }
             try await store.insertChallenge(
-                ChallengeRecord(challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: later)
+                ChallengeRecord(challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: later.addingTimeInterval(1))
             )
             var session = Self.session("t1", user: "u1", registration: "a")
             session.passwordAuthenticatedAt = Self.t0
-            #expect(try await store.completeSignIn(challenge: "c", registrationId: "a", session: session, events: [event("e1", "biometric_login")], at: later))
+            #expect(try await store.completeSignIn(challenge: "c", registrationId: "a", session: session, events: [event("e1", "biometric_login")], at: later) == Self.user("u1"))
             #expect(try await store.session(tokenHash: "t1") == session)
             let registration = try #require(try await store.registration(id: "a"))
             #expect(registration.lastUsedAt == later && registration.failedAttempts == 0)
             // The challenge is spent: a second completion writes nothing at all.
-            #expect(try await !store.completeSignIn(challenge: "c", registrationId: "a", session: Self.session("t2", user: "u1", registration: "a"), events: [event("e2", "biometric_login")], at: later))
+            #expect(try await store.completeSignIn(challenge: "c", registrationId: "a", session: Self.session("t2", user: "u1", registration: "a"), events: [event("e2", "biometric_login")], at: later) == nil)
             #expect(try await store.session(tokenHash: "t2") == nil)
 
             try await store.insertWebAuthnChallenge(

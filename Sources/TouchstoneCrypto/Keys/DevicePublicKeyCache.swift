@@ -33,6 +33,21 @@ public final class ParsedValueCache<Key: Hashable & Sendable, Value: Sendable>: 
         return value
     }
 
+    /// The value held for `key`, if any (kept while it stays in use, like a hit of ``value(for:parse:)``).
+    public func cachedValue(for key: Key) -> Value? {
+        guard self.capacity > 0 else { return nil }
+        return self.cached(key)
+    }
+
+    /// Holds `value` for `key`, replacing what was held.
+    public func set(_ value: Value, for key: Key) {
+        guard self.capacity > 0 else { return }
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        self.previous.removeValue(forKey: key)
+        self.insert(value, for: key)
+    }
+
     /// Values held now.
     public var count: Int {
         self.lock.withLock { self.current.count + self.previous.count }

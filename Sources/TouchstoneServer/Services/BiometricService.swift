@@ -13,11 +13,25 @@ struct BiometricService: Sendable {
     let secrets: Secrets
     /// Parsed keys of registrations, so a sign-in does not re-parse the stored key.
     let keys: DevicePublicKeyCache
+    /// The user and key of registrations that started a sign-in on this instance, by registration id, so that its
+    /// finish verifies the signature before it touches the database, and then completes in one write.
+    let signers: ParsedValueCache<String, KnownSigner>
     let now: @Sendable () -> Date
     let configuration: TouchstoneConfiguration
     /// Whether biometrics are on, the device policy, the algorithms and the lockout threshold.
     let policy: PolicyProvider
     let audit: AuditLog
+
+    /// What a sign-in's finish needs of a registration before reading it: its user and its key. Neither ever changes
+    /// for a registration (a new key is a new registration), so a value held is never stale; whether the registration
+    /// is still active, the challenge still answerable and the user still there, the store checks in the transaction
+    /// that completes the sign-in.
+    struct KnownSigner: Sendable {
+        var userId: String
+        var algorithm: String
+        var publicKey: [UInt8]
+        var key: DevicePublicKey
+    }
 
     struct StartedChallenge {
         var registrationId: String
@@ -189,7 +203,17 @@ struct BiometricService: Sendable {
         // PostgreSQL): stored only for an active registration.
         let now = self.now()
         let challenge = self.challenge(for: id, purpose: .authentication, at: now)
-        let status = try await self.store.insertChallengeIfActive(challenge)
+        // When this instance does not hold the registration's key yet, the same store call reads it for the finish.
+        let status: RegistrationStatus?
+        if self.signers.capacity == 0 || self.signers.cachedValue(for: id) != nil {
+            status = try await self.store.insertChallengeIfActive(challenge)
+        } else {
+            let registration = try await self.store.insertChallengeReadingSigner(challenge)
+            if let registration, registration.status == .active {
+                self.remember(id: id, userId: registration.userId, algorithm: registration.algorithm, publicKey: registration.publicKey)
+            }
+            status = registration?.status
+        }
         guard let status, status != .pending else { throw APIError.registrationNotFound }
         guard status != .locked else { throw APIError.registrationLocked }
         guard status == .active else { throw APIError.registrationRevoked }
@@ -198,6 +222,12 @@ struct BiometricService: Sendable {
     }
 
     /// Step 2 of sign-in: consumes the challenge, verifies the signature and opens a biometric session.
+    ///
+    /// When this instance knows the registration's key (it started the sign-in, or finished an earlier one), the
+    /// signature is verified first and a valid one completes the sign-in in one write whose conditions are those the
+    /// checks below make (``TouchstoneStore/completeSignIn(challenge:registrationId:session:events:at:)``). Anything
+    /// else (an unknown registration, a wrong signature, a condition that no longer holds) takes the full path, which
+    /// reads what it needs and answers exactly what is wrong; the fast write changes nothing when it fails.
     func finishAuthentication(
         registrationId: String,
         challenge: String,
@@ -206,6 +236,22 @@ struct BiometricService: Sendable {
     ) async throws -> (UserRecord, String, SessionRecord) {
         try self.requireEnabled()
         let now = self.now()
+        var verdict: Verdict?
+        if let signer = self.signers.cachedValue(for: registrationId) {
+            let valid = self.verify(signature, over: challenge, with: signer.key, algorithm: signer.algorithm)
+            verdict = Verdict(signer: signer, challenge: challenge, valid: valid)
+            if valid,
+                let signedIn = try await self.complete(
+                    registrationId: registrationId,
+                    userId: signer.userId,
+                    challenge: challenge,
+                    sessionLifetime: sessionLifetime,
+                    at: now
+                )
+            {
+                return signedIn
+            }
+        }
         // The registration, its user and the challenge in one read.
         guard let attempt = try await self.store.signInAttempt(registrationId: registrationId, challenge: challenge, purpose: .authentication),
             attempt.registration.status != .pending
@@ -219,11 +265,19 @@ struct BiometricService: Sendable {
         // one consumes it in the same transaction that stores the session, and only the first of several concurrent
         // attempts can do that. Reading it first keeps the signature check out of the database's write path.
         guard let issued = attempt.challenge else { throw APIError.challengeNotFound }
-        guard now < issued.expiresAt else {
+        // In whole milliseconds, as the store keeps times and as its completion checks the expiry: both agree at the
+        // boundary.
+        guard Self.millis(now) < Self.millis(issued.expiresAt) else {
             try await self.burn(issued, at: now)
             throw APIError.challengeExpired
         }
-        guard try self.verify(signature, over: issued.challenge, by: registration) else {
+        let valid: Bool
+        if let verdict, verdict.applies(to: registration, challenge: issued.challenge) {
+            valid = verdict.valid
+        } else {
+            valid = try self.verify(signature, over: issued.challenge, by: registration)
+        }
+        guard valid else {
             try await self.burn(issued, at: now)
             // Counted per registration; the attempt that reaches the threshold locks it (and is still answered as what
             // it is: a wrong signature).
@@ -236,25 +290,75 @@ struct BiometricService: Sendable {
             }
             throw APIError.invalidSignature
         }
-        guard let user = attempt.user else { throw APIError.registrationNotFound }
-        let (token, session) = self.sessions.make(
-            for: user,
-            method: .biometric,
+        guard attempt.user != nil else { throw APIError.registrationNotFound }
+        self.remember(id: registration.id, userId: registration.userId, algorithm: registration.algorithm, publicKey: registration.publicKey)
+        guard let signedIn = try await self.complete(
             registrationId: registration.id,
+            userId: registration.userId,
+            challenge: issued.challenge,
+            sessionLifetime: sessionLifetime,
+            at: now
+        ) else {
+            // Another attempt with the same challenge got there first (or the registration changed since the read).
+            throw APIError.challengeNotFound
+        }
+        return signedIn
+    }
+
+    private static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// A signature already checked against a known key: the full path reuses it when the registration it reads has
+    /// that key and the challenge is the one signed.
+    private struct Verdict {
+        var signer: KnownSigner
+        var challenge: String
+        var valid: Bool
+
+        func applies(to registration: RegistrationRecord, challenge: String) -> Bool {
+            self.challenge == challenge && self.signer.algorithm == registration.algorithm
+                && self.signer.publicKey == registration.publicKey && self.signer.userId == registration.userId
+        }
+    }
+
+    /// Stores the session of a verified sign-in with its audit event; `nil` when the store's conditions no longer hold
+    /// (nothing was written).
+    private func complete(
+        registrationId: String,
+        userId: String,
+        challenge: String,
+        sessionLifetime: TimeInterval?,
+        at now: Date
+    ) async throws -> (UserRecord, String, SessionRecord)? {
+        let (token, session) = self.sessions.make(
+            forUserId: userId,
+            method: .biometric,
+            registrationId: registrationId,
             requestedLifetime: sessionLifetime
         )
-        let event = self.audit.event(.biometricLogin, userId: user.id, registrationId: registration.id)
-        guard try await self.store.completeSignIn(
-            challenge: issued.challenge,
-            registrationId: registration.id,
+        let event = self.audit.event(.biometricLogin, userId: userId, registrationId: registrationId)
+        guard let user = try await self.store.completeSignIn(
+            challenge: challenge,
+            registrationId: registrationId,
             session: session,
             events: [event],
             at: now
         ) else {
-            throw APIError.challengeNotFound  // another attempt with the same challenge got there first
+            return nil
         }
         self.audit.committed([event])
         return (user, token, session)
+    }
+
+    /// Holds an active registration's user and parsed key for the finish, unless held already (they never change; a
+    /// key that does not parse is left to the full path, which reports the damaged row).
+    private func remember(id: String, userId: String, algorithm name: String, publicKey: [UInt8]) {
+        guard self.signers.capacity > 0, self.signers.cachedValue(for: id) == nil,
+            let algorithm = SignatureAlgorithm(rawValue: name),
+            let key = try? self.keys.key(bytes: publicKey, algorithm: algorithm)
+        else {
+            return
+        }
+        self.signers.set(KnownSigner(userId: userId, algorithm: name, publicKey: publicKey, key: key), for: id)
     }
 
     // MARK: Helpers
@@ -314,8 +418,12 @@ struct BiometricService: Sendable {
             // A stored key always parsed when it was stored; failing now means the row was damaged.
             throw APIError.internalError
         }
-        return withSpan("device_key.verify") { span in
-            span.attributes["touchstone.algorithm"] = algorithm.rawValue
+        return self.verify(signature, over: challenge, with: key, algorithm: algorithm.rawValue)
+    }
+
+    private func verify(_ signature: [UInt8], over challenge: String, with key: DevicePublicKey, algorithm: String) -> Bool {
+        withSpan("device_key.verify") { span in
+            span.attributes["touchstone.algorithm"] = algorithm
             return key.isValidSignature(signature, for: Array(challenge.utf8))
         }
     }

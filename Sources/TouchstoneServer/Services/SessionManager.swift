@@ -39,6 +39,17 @@ struct SessionManager: Sendable {
         registrationId: String? = nil,
         requestedLifetime: TimeInterval? = nil
     ) -> (token: String, record: SessionRecord) {
+        self.make(forUserId: user.id, method: method, registrationId: registrationId, requestedLifetime: requestedLifetime)
+    }
+
+    /// ``make(for:method:registrationId:requestedLifetime:)`` for a user known by id only (a session names its user
+    /// by id; the store checks the user exists when it stores the session).
+    func make(
+        forUserId userId: String,
+        method: AuthenticationMethod,
+        registrationId: String? = nil,
+        requestedLifetime: TimeInterval? = nil
+    ) -> (token: String, record: SessionRecord) {
         let now = self.now()
         let token = self.secrets.newToken()
         let policy = self.policy.current
@@ -46,7 +57,7 @@ struct SessionManager: Sendable {
         let expiresAt = now.addingTimeInterval(lifetime)
         let record = SessionRecord(
             tokenHash: Secrets.hash(token: token),
-            userId: user.id,
+            userId: userId,
             createdAt: now,
             expiresAt: expiresAt,
             idleExpiresAt: min(now.addingTimeInterval(policy.sessionIdleTimeout), expiresAt),

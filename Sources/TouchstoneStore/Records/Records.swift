@@ -254,6 +254,24 @@ public struct SignInAttemptRecord: Sendable, Hashable {
     }
 }
 
+/// What a biometric sign-in's start reads of its registration: its status, and the user and key its finish verifies
+/// with (neither ever changes for a registration).
+public struct SignInRegistrationRecord: Sendable, Hashable {
+    public var id: String
+    public var userId: String
+    public var status: RegistrationStatus
+    public var algorithm: String
+    public var publicKey: [UInt8]
+
+    public init(id: String, userId: String, status: RegistrationStatus, algorithm: String, publicKey: [UInt8]) {
+        self.id = id
+        self.userId = userId
+        self.status = status
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+    }
+}
+
 /// Which other registrations a newly activated registration supersedes.
 public enum ReplacementScope: Sendable, Hashable {
     /// Other active registrations of the same user on the same device (multi-device policy).

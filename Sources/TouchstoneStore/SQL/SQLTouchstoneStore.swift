@@ -368,51 +368,6 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
-    public func completeSignIn(
-        challenge: String,
-        registrationId: String,
-        session: SessionRecord,
-        events: [AuditEventRecord],
-        at: Date
-    ) async throws -> Bool {
-        if self.executor.hasDataModifyingWith {
-            // One statement: atomic by itself, one round trip. Every part after `consumed` writes only if it has a row.
-            return try await self.executor.withDatabase { db in
-                try await db.hot(
-                    """
-                    WITH consumed AS (
-                        UPDATE challenges SET consumed_at = \(bind: at.millis)
-                        WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
-                            AND purpose = \(bind: ChallengePurpose.authentication.rawValue) AND consumed_at IS NULL
-                        RETURNING challenge
-                    ), used AS (
-                        UPDATE registrations SET last_used_at = \(bind: at.millis), failed_attempts = 0
-                        WHERE id = \(bind: registrationId) AND EXISTS (SELECT 1 FROM consumed)
-                    )\(Self.sessionAndEvents(session, events, ifRowIn: "consumed"))
-                    SELECT challenge FROM consumed
-                    """
-                ).first != nil
-            }
-        }
-        return try await self.executor.withTransaction { db in
-            let consumed = try await db.raw(
-                """
-                UPDATE challenges SET consumed_at = \(bind: at.millis)
-                WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
-                    AND purpose = \(bind: ChallengePurpose.authentication.rawValue) AND consumed_at IS NULL
-                RETURNING challenge
-                """
-            ).first() != nil
-            guard consumed else { return false }
-            try await db.raw(
-                "UPDATE registrations SET last_used_at = \(bind: at.millis), failed_attempts = 0 WHERE id = \(bind: registrationId)"
-            ).run()
-            try await Self.insert(session, into: db)
-            for event in events { try await Self.insert(event, into: db) }
-            return true
-        }
-    }
-
     public func consumeLatestChallenge(
         registrationId: String,
         purpose: ChallengePurpose,
