@@ -105,7 +105,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var rateLimits = RateLimitSettings()
     /// How often each instance reloads the runtime policy an operator may have changed through another instance.
     public var policyRefreshInterval: Duration = .seconds(10)
-    /// Parsed device public keys kept in memory (0 parses the stored key on every sign-in).
+    /// Parsed device public keys kept in memory, and as many biometric registrations' user and key for their sign-ins'
+    /// finish (0 parses the stored key on every sign-in and reads the registration before every finish).
     public var keyCacheSize: Int = 10_000
     /// The WebAuthn relying party for passkeys.
     public var passkeys = PasskeySettings()
