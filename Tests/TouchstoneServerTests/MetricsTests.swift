@@ -214,6 +214,30 @@ struct MetricsTests {
         #expect(!all.contains(Flow.password))
     }
 
+    /// An event's error is written in both formats, under the same keys.
+    @Test func logEventsKeepTheirError() throws {
+        struct Broken: Error, CustomStringConvertible { var description: String { "disk on fire" } }
+        let (json, text) = (Lines(), Lines())
+        let handlers: [any LogHandler] = [
+            JSONLogHandler(label: "touchstone", write: { json.append($0) }), TextLogHandler(label: "touchstone", write: { text.append($0) }),
+        ]
+        for handler in handlers {
+            handler.log(
+                event: LogEvent(
+                    level: .error, message: "failed", error: Broken(), metadata: ["a": "1"], source: "S", file: #fileID,
+                    function: #function, line: #line
+                )
+            )
+        }
+        let jsonLine = try #require(json.all.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any])
+        #expect(object["error.message"] as? String == "disk on fire")
+        #expect((object["error.type"] as? String)?.hasSuffix("Broken") == true)
+        #expect(object["a"] as? String == "1" && object["message"] as? String == "failed")
+        let line = try #require(text.all.first)
+        #expect(line.contains("error.message=disk on fire") && line.contains("Broken"))
+    }
+
     /// A text stream for swift-log's own handler.
     final class TextLines: TextOutputStream, @unchecked Sendable {
         let lines = NIOLockedValueBox<[String]>([])

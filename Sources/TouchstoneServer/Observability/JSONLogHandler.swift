@@ -41,6 +41,11 @@ public struct JSONLogHandler: LogHandler {
         var merged = self.metadata
         if let provided = self.metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let metadata = event.metadata { merged.merge(metadata) { _, new in new } }
+        // An event's error under the keys the text format uses (swift-log's `StreamLogHandler` writes the same two).
+        if let error = event.error {
+            merged["error.message"] = "\(error)"
+            merged["error.type"] = "\(String(reflecting: type(of: error)))"
+        }
         for (key, value) in merged { object[key] = Self.json(value) }
         object["time"] = Date().rfc3339
         object["level"] = event.level.rawValue
