@@ -267,7 +267,7 @@ struct BiometricService: Sendable {
         guard let issued = attempt.challenge else { throw APIError.challengeNotFound }
         // In whole milliseconds, as the store keeps times and as its completion checks the expiry: both agree at the
         // boundary.
-        guard Self.millis(now) < Self.millis(issued.expiresAt) else {
+        guard now.millis < issued.expiresAt.millis else {
             try await self.burn(issued, at: now)
             throw APIError.challengeExpired
         }
@@ -304,8 +304,6 @@ struct BiometricService: Sendable {
         }
         return signedIn
     }
-
-    private static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// A signature already checked against a known key: the full path reuses it when the registration it reads has
     /// that key and the challenge is the one signed.

@@ -692,7 +692,8 @@ public struct SQLTouchstoneStore: TouchstoneStore {
 // MARK: - Row decoding
 
 extension Date {
-    var millis: Int64 { Int64((self.timeIntervalSince1970 * 1000).rounded()) }
+    /// The time as the store keeps it: whole milliseconds since 1970 (what a stored time compares as).
+    public var millis: Int64 { Int64((self.timeIntervalSince1970 * 1000).rounded()) }
     init(millis: Int64) { self.init(timeIntervalSince1970: Double(millis) / 1000) }
 }
 
