@@ -254,17 +254,13 @@ extension SignInRegistrationRecord {
 
     init(row: any SQLRow) throws {
         let encodedKey = try row.decode(column: "public_key", as: String.self)
-        let rawStatus = try row.decode(column: "status", as: String.self)
         guard let publicKey = [UInt8](base64URL: encodedKey) else {
             throw StoreError.unavailable("stored public key is not base64url")
-        }
-        guard let status = RegistrationStatus(rawValue: rawStatus) else {
-            throw StoreError.unavailable("unexpected value \(rawStatus) in column status")
         }
         self.init(
             id: try row.decode(column: "id", as: String.self),
             userId: try row.decode(column: "user_id", as: String.self),
-            status: status,
+            status: try row.enumValue("status", as: RegistrationStatus.self),
             algorithm: try row.decode(column: "algorithm", as: String.self),
             publicKey: publicKey
         )

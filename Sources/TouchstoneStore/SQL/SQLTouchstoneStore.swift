@@ -715,7 +715,7 @@ extension SQLRow {
         try self.decode(column: column, as: Int64?.self).map(Date.init(millis:))
     }
 
-    fileprivate func enumValue<E: RawRepresentable>(_ column: String, as type: E.Type) throws -> E
+    func enumValue<E: RawRepresentable>(_ column: String, as type: E.Type) throws -> E
     where E.RawValue == String {
         let raw = try self.decode(column: column, as: String.self)
         guard let value = E(rawValue: raw) else {
