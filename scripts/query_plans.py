@@ -8,24 +8,19 @@ import sqlite3
 import sys
 
 STATEMENTS = {
-    "biometric start: challenge inserted if the registration is active (insertChallengeIfActive)": "INSERT INTO "
-    "challenges (challenge, registration_id, purpose, created_at, expires_at) SELECT ?, id, ?, ?, ? FROM registrations "
-    "WHERE id = ? AND status = ? RETURNING registration_id",
-    "biometric start: the status, when nothing was inserted (insertChallengeIfActive)": "SELECT status FROM "
-    "registrations WHERE id = ?",
-    "biometric start, key not held yet: the registration's user and key (insertChallengeReadingSigner)": "SELECT id, "
+    "biometric start: the registration's status, user and key (signInRegistration; the challenge is not stored)": "SELECT id, "
     "user_id, status, algorithm, public_key FROM registrations WHERE id = ?",
-    "biometric start, key not held yet: the challenge (insertChallengeReadingSigner)": "INSERT INTO challenges "
-    "(challenge, registration_id, purpose, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    "biometric finish, signature checked first: claim the challenge, return the user (completeSignIn)": "UPDATE "
-    "challenges SET consumed_at = ? WHERE challenge = ? AND registration_id = ? AND purpose = ? AND consumed_at IS NULL "
-    "AND expires_at > ? AND EXISTS (SELECT 1 FROM registrations r JOIN users u ON u.id = r.user_id WHERE r.id = ? "
-    "AND r.user_id = ? AND r.status = 'active') RETURNING (SELECT id FROM users WHERE id = ?) AS user__id, "
+    "biometric finish, signature checked first: record the challenge, return the user (completeSignIn)": "INSERT INTO "
+    "challenges (challenge, registration_id, purpose, created_at, expires_at, consumed_at) SELECT ?, r.id, ?, ?, ?, ? "
+    "FROM registrations r JOIN users u ON u.id = r.user_id WHERE r.id = ? AND r.user_id = ? AND r.status = 'active' "
+    "ON CONFLICT (challenge) DO NOTHING RETURNING (SELECT id FROM users WHERE id = ?) AS user__id, "
     "(SELECT email FROM users WHERE id = ?) AS user__email",
-    "biometric finish, key not held: registration, user and unconsumed challenge (signInAttempt)": "SELECT r.*, u.id AS user__id, "
-    "u.email AS user__email, c.challenge AS challenge__challenge, c.created_at AS challenge__created_at "
-    "FROM registrations r LEFT JOIN users u ON u.id = r.user_id LEFT JOIN challenges c ON c.challenge = ? "
-    "AND c.registration_id = r.id AND c.purpose = ? AND c.consumed_at IS NULL WHERE r.id = ?",
+    "biometric finish, key not held: registration, user and whether the challenge was answered (signInAttempt)": "SELECT r.*, "
+    "u.id AS user__id, u.email AS user__email, c.challenge AS answered_challenge "
+    "FROM registrations r LEFT JOIN users u ON u.id = r.user_id LEFT JOIN challenges c ON c.challenge = ? WHERE r.id = ?",
+    "biometric finish, wrong signature: record the challenge (recordAnsweredChallenge)": "INSERT INTO challenges "
+    "(challenge, registration_id, purpose, created_at, expires_at, consumed_at) SELECT ?, id, ?, ?, ?, ? FROM registrations "
+    "WHERE id = ? ON CONFLICT (challenge) DO NOTHING RETURNING challenge",
     "biometric finish: record use (completeSignIn)": "UPDATE registrations SET last_used_at = ? WHERE id = ?",
     "passkey verify: unconsumed WebAuthn challenge": "SELECT challenge, purpose, user_id, allow_credentials, created_at, "
     "expires_at FROM webauthn_challenges WHERE challenge = ? AND purpose = ? AND consumed_at IS NULL",

@@ -117,6 +117,7 @@ public func buildApplication(
         metadata: metadata,
         policy: policy,
         decoyKey: decoyKey,
+        signInChallenges: SelfContainedChallenges(derivingFrom: keyEncryptionKey, purpose: BiometricService.challengePurpose),
         audit: audit,
         ring: ring,
         logger: logger
@@ -239,6 +240,7 @@ func buildRouter(
     metadata: AuthenticatorMetadataService,
     policy: PolicyProvider,
     decoyKey: SymmetricKey,
+    signInChallenges: SelfContainedChallenges,
     audit: AuditLog,
     ring: SigningKeyRing,
     logger: Logger
@@ -255,6 +257,7 @@ func buildRouter(
         secrets: secrets,
         keys: DevicePublicKeyCache(capacity: configuration.keyCacheSize),
         signers: ParsedValueCache(capacity: configuration.keyCacheSize),
+        challenges: signInChallenges,
         now: now,
         configuration: configuration,
         policy: policy,

@@ -2,9 +2,9 @@ public import Foundation
 
 /// Everything Touchstone persists, behind one protocol.
 ///
-/// Implementations must give every method the same semantics: in particular ``consumeChallenge(_:registrationId:purpose:at:)``
-/// and ``consumeLatestChallenge(registrationId:purpose:at:)`` succeed at most once per challenge, however many callers
-/// race, and ``activateRegistration(id:replacing:at:)`` is atomic.
+/// Implementations must give every method the same semantics: in particular ``recordAnsweredChallenge(_:at:)``,
+/// ``completeSignIn(challenge:session:events:at:)`` and ``consumeLatestChallenge(registrationId:purpose:at:)`` succeed
+/// at most once per challenge, however many callers race, and ``activateRegistration(id:replacing:at:)`` is atomic.
 public protocol TouchstoneStore: Sendable {
     /// Brings the schema up to date. Safe to call on every start.
     func migrate() async throws
@@ -36,9 +36,13 @@ public protocol TouchstoneStore: Sendable {
     /// Inserts a registration (normally ``RegistrationStatus/pending``).
     func insertRegistration(_ registration: RegistrationRecord) async throws
     func registration(id: String) async throws -> RegistrationRecord?
+    /// What a biometric sign-in's start reads of a registration: its status, and the user and key its finish verifies
+    /// with. `nil`: no such registration.
+    func signInRegistration(id: String) async throws -> SignInRegistrationRecord?
     /// What finishing a biometric sign-in needs to read, read together (one statement, one snapshot): the registration,
-    /// its user and the unconsumed challenge with this value bound to it and to `purpose`. `nil`: no such registration.
-    func signInAttempt(registrationId: String, challenge: String, purpose: ChallengePurpose) async throws -> SignInAttemptRecord?
+    /// its user and whether the challenge with this value has been answered (recorded) already. `nil`: no such
+    /// registration.
+    func signInAttempt(registrationId: String, challenge: String) async throws -> SignInAttemptRecord?
     /// The newest non-pending registration of the key with this fingerprint.
     func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord?
     /// The active registration on a device, whoever it belongs to.
@@ -56,7 +60,7 @@ public protocol TouchstoneStore: Sendable {
         async throws -> Bool
     /// Counts a failed signature of an active registration and locks it when the count reaches `threshold`, in one
     /// atomic step. Returns whether the registration is locked now. (A success resets the count: see
-    /// ``completeSignIn(challenge:registrationId:session:at:)``.)
+    /// ``completeSignIn(challenge:session:at:)``.)
     func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool
     /// Unlocks a locked registration and clears its count; returns whether it was locked.
     func unlockRegistration(id: String, at: Date) async throws -> Bool
@@ -64,32 +68,23 @@ public protocol TouchstoneStore: Sendable {
     // MARK: Challenges
 
     func insertChallenge(_ challenge: ChallengeRecord) async throws
-    /// Inserts `challenge` if its registration is active (the start of a sign-in), in one statement where the engine
-    /// allows it.
+    /// Records a sign-in challenge answered by a failed attempt (stored as consumed at `at`), so that it is never
+    /// answered again. Sign-in challenges are not stored when issued: they carry their own binding and expiry (see
+    /// `SelfContainedChallenges`); `challenge.expiresAt` is how long the record must be kept.
     ///
-    /// - Returns: The registration's status (the challenge was inserted only if it is ``RegistrationStatus/active``),
-    ///   or `nil` when there is no such registration.
-    func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus?
-    /// ``insertChallengeIfActive(_:)`` that also returns the registration's user and key, as they were read (for a
-    /// server that does not hold them yet: its finish verifies with them).
-    func insertChallengeReadingSigner(_ challenge: ChallengeRecord) async throws -> SignInRegistrationRecord?
-    /// Atomically consumes the unconsumed challenge with this value, if it is bound to `registrationId` and `purpose`.
-    ///
-    /// - Returns: The challenge as it was before consumption (its expiry is for the caller to check), or `nil`.
-    func consumeChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose, at: Date) async throws
-        -> ChallengeRecord?
-    /// The unconsumed challenge with this value, if it is bound to `registrationId` and `purpose` (nothing changes).
-    func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
-        -> ChallengeRecord?
+    /// - Returns: Whether it was recorded now: `false` when a challenge with this value is recorded already (another
+    ///   attempt answered it first) or the registration does not exist.
+    func recordAnsweredChallenge(_ challenge: ChallengeRecord, at: Date) async throws -> Bool
     /// Completes a biometric sign-in whose signature was verified, atomically, if everything else it needs still holds:
-    /// the authentication challenge is unconsumed, bound to `registrationId` and unexpired at `at`; the registration is
-    /// active and belongs to `session.userId`; the user exists. Then it consumes the challenge, records the
-    /// registration's use (clearing its failed-signature count) and stores `session` and `events` (the sign-in's audit
-    /// trail), in one transaction.
+    /// no challenge with this value has been answered; the registration is active and belongs to `session.userId`; the
+    /// user exists. Then it records the challenge as answered (consumed at `at`; it is not stored before: see
+    /// ``recordAnsweredChallenge(_:at:)``), records the registration's use (clearing its failed-signature count) and
+    /// stores `session` and `events` (the sign-in's audit trail), in one transaction. The challenge's authenticity and
+    /// expiry are the caller's to check first.
     ///
-    /// - Returns: The user, or `nil` when a condition failed (another attempt consumed the challenge first, it expired,
-    ///   the registration was revoked...): then nothing was written.
-    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date)
+    /// - Returns: The user, or `nil` when a condition failed (another attempt answered the challenge first, the
+    ///   registration was revoked...): then nothing was written.
+    func completeSignIn(challenge: ChallengeRecord, session: SessionRecord, events: [AuditEventRecord], at: Date)
         async throws -> UserRecord?
     /// Atomically consumes the newest unconsumed challenge of a registration for `purpose`.
     func consumeLatestChallenge(registrationId: String, purpose: ChallengePurpose, at: Date) async throws
@@ -266,11 +261,9 @@ public protocol TouchstoneStore: Sendable {
 }
 
 extension TouchstoneStore {
-    /// ``completeSignIn(challenge:registrationId:session:events:at:)`` without audit events.
-    public func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, at: Date) async throws
-        -> UserRecord?
-    {
-        try await self.completeSignIn(challenge: challenge, registrationId: registrationId, session: session, events: [], at: at)
+    /// ``completeSignIn(challenge:session:events:at:)`` without audit events.
+    public func completeSignIn(challenge: ChallengeRecord, session: SessionRecord, at: Date) async throws -> UserRecord? {
+        try await self.completeSignIn(challenge: challenge, session: session, events: [], at: at)
     }
 
     /// ``completePinSignIn(registrationId:session:events:at:)`` without audit events.

@@ -108,9 +108,8 @@ struct FailingStore: TouchstoneStore {
     func revokeSession(tokenHash: String, at: Date) async throws -> Bool { throw self.error }
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
     func registration(id: String) async throws -> RegistrationRecord? { throw self.error }
-    func signInAttempt(registrationId: String, challenge: String, purpose: ChallengePurpose) async throws -> SignInAttemptRecord? {
-        throw self.error
-    }
+    func signInRegistration(id: String) async throws -> SignInRegistrationRecord? { throw self.error }
+    func signInAttempt(registrationId: String, challenge: String) async throws -> SignInAttemptRecord? { throw self.error }
     func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord? { throw self.error }
     func activeRegistration(deviceId: String) async throws -> RegistrationRecord? { throw self.error }
     func registrations(userId: String) async throws -> [RegistrationRecord] { throw self.error }
@@ -123,13 +122,8 @@ struct FailingStore: TouchstoneStore {
     func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool { throw self.error }
     func unlockRegistration(id: String, at: Date) async throws -> Bool { throw self.error }
     func insertChallenge(_ challenge: ChallengeRecord) async throws { throw self.error }
-    func consumeChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose, at: Date) async throws
-        -> ChallengeRecord?
-    { throw self.error }
-    func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
-        -> ChallengeRecord?
-    { throw self.error }
-    func completeSignIn(challenge: String, registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date)
+    func recordAnsweredChallenge(_ challenge: ChallengeRecord, at: Date) async throws -> Bool { throw self.error }
+    func completeSignIn(challenge: ChallengeRecord, session: SessionRecord, events: [AuditEventRecord], at: Date)
         async throws -> UserRecord?
     {
         throw self.error
@@ -141,8 +135,6 @@ struct FailingStore: TouchstoneStore {
     func insertPasskey(_ passkey: PasskeyRecord) async throws { throw self.error }
     func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
     func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }
-    func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus? { throw self.error }
-    func insertChallengeReadingSigner(_ challenge: ChallengeRecord) async throws -> SignInRegistrationRecord? { throw self.error }
     func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)? { throw self.error }
     func passkeys(userId: String) async throws -> [PasskeyRecord] { throw self.error }
     func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord] { throw self.error }

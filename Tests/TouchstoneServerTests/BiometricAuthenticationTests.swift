@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -247,6 +248,56 @@ struct BiometricAuthenticationTests {
                 let logins = try await a.events(account.token).filter { $0["type"] as? String == "biometric_login" && $0["outcome"] as? String == "success" }
                 #expect(logins.count == 3)
             }
+        }
+    }
+
+    /// A sign-in's start stores nothing: its challenge carries the registration and expiry under a MAC whose key every
+    /// instance derives from the key-encryption key they share (instances with different ones refuse to start on one
+    /// database). An altered challenge, or one made in the same format under another key (another deployment's), is
+    /// refused as unknown and counts for no lockout; the challenge is recorded when it is answered, and then only once.
+    @Test func signInChallengesAreRecordedOnlyWhenAnsweredAndCountOnlyUnderTheirKey() async throws {
+        let database = TemporaryFiles.path("challenge-keys", suffix: ".sqlite")
+        defer { TemporaryFiles.remove(database) }
+        let store = try await SQLTouchstoneStore.sqlite(.file(path: database), logger: Logger(label: "test"))
+        try await store.migrate()
+        let configuration = TestServer.configuration { $0.tokens.keyEncryptionKey = [UInt8](repeating: 9, count: 32) }
+        try await TestServer.run(configuration: configuration, store: store) { client in
+            let flow = Flow(client: client)
+            let account = try await flow.signUp()
+            let device = TestDeviceKey(.es256)
+            let id = try await flow.enroll(account.token, device)
+
+            let issued = try await flow.challenge(id)
+            #expect(issued.count == 55)
+            // Not stored: no row holds the value (any row with it would count as answered).
+            #expect(try await store.signInAttempt(registrationId: id, challenge: issued)?.challengeUsed == false)
+
+            var refused = [JSONTestResponse]()
+            var bytes = try #require(Base64.urlDecodeCanonical(issued))
+            bytes[8] ^= 1  // the expiry, moved
+            let altered = Base64.urlEncode(bytes)
+            refused.append(try await flow.finishLogin(id, challenge: altered, signature: device.signed(altered)))
+            let otherKeys = [
+                SelfContainedChallenges(key: SymmetricKey(data: [UInt8](repeating: 3, count: 32))),
+                SelfContainedChallenges(derivingFrom: SymmetricKey(data: [UInt8](repeating: 8, count: 32)), purpose: "touchstone biometric sign-in challenge v1"),
+            ]
+            for other in otherKeys {
+                let madeUp = other.issue(for: id, expiresAtMillis: Int64.max, nonce: [UInt8](repeating: 0, count: 16))
+                refused.append(try await flow.finishLogin(id, challenge: madeUp, signature: device.signed(madeUp)))
+            }
+            refused.append(try await flow.finishLogin(id, challenge: String(issued.dropLast()), signature: device.signed(issued)))
+            #expect(refused.map(\.errorCode) == Array(repeating: "challenge_not_found", count: 4))
+            #expect(try await store.registration(id: id)?.failedAttempts == 0)
+            // The same format under this deployment's key is what the server issues.
+            let ours = SelfContainedChallenges(
+                derivingFrom: SymmetricKey(data: [UInt8](repeating: 9, count: 32)), purpose: "touchstone biometric sign-in challenge v1"
+            )
+            #expect(ours.expiry(of: issued, for: id) != nil)
+
+            // Answered: recorded, once.
+            #expect(try await flow.finishLogin(id, challenge: issued, signature: device.signed(issued)).status == .ok)
+            #expect(try await store.signInAttempt(registrationId: id, challenge: issued)?.challengeUsed == true)
+            #expect(try await flow.finishLogin(id, challenge: issued, signature: device.signed(issued)).errorCode == "challenge_not_found")
         }
     }
 

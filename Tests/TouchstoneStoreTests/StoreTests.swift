@@ -206,22 +206,6 @@ struct StoreTests {
     }
 
     @Test(arguments: engines)
-    func challengeIsBoundToRegistrationAndPurpose(database: TestDatabase) async throws {
-        try await Self.withStore(database) { store in
-            try await store.insertUser(Self.user("u1"))
-            try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
-            try await store.insertRegistration(Self.registration("b", user: "u1", device: "d2"))
-            try await store.insertChallenge(
-                ChallengeRecord(challenge: "c1", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0)
-            )
-            #expect(try await store.consumeChallenge("c1", registrationId: "b", purpose: .authentication, at: Self.t0) == nil)
-            #expect(try await store.consumeChallenge("c1", registrationId: "a", purpose: .registration, at: Self.t0) == nil)
-            #expect(try await store.consumeChallenge("c1", registrationId: "a", purpose: .authentication, at: Self.t0)?.challenge == "c1")
-            #expect(try await store.consumeChallenge("c1", registrationId: "a", purpose: .authentication, at: Self.t0) == nil)
-        }
-    }
-
-    @Test(arguments: engines)
     func latestRegistrationChallengeIsConsumedOnce(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
@@ -248,12 +232,12 @@ struct StoreTests {
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
             try await store.insertChallenge(
-                ChallengeRecord(challenge: "race", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0)
+                ChallengeRecord(challenge: "race", registrationId: "a", purpose: .registration, createdAt: Self.t0, expiresAt: Self.t0)
             )
             let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for _ in 0..<50 {
                     group.addTask {
-                        try await store.consumeChallenge("race", registrationId: "a", purpose: .authentication, at: Self.t0) != nil
+                        try await store.consumeLatestChallenge(registrationId: "a", purpose: .registration, at: Self.t0) != nil
                     }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
@@ -320,7 +304,8 @@ struct StoreTests {
             #expect(try await store.registration(id: "kept") != nil)
             #expect(try await store.registration(id: "in-progress")?.status == .pending)
             #expect(try await store.session(tokenHash: "alive") != nil)
-            #expect(try await store.consumeChallenge("live", registrationId: "kept", purpose: .authentication, at: Self.t0) != nil)
+            #expect(try await store.signInAttempt(registrationId: "kept", challenge: "live")?.challengeUsed == true)
+            #expect(try await store.signInAttempt(registrationId: "kept", challenge: "expired")?.challengeUsed == false)
         }
     }
 
@@ -409,27 +394,25 @@ struct StoreTests {
         )
     }
 
+    /// An answered sign-in challenge as the server records it (the challenge itself is not stored when issued).
+    static func answered(_ value: String, registration: String = "a", keptUntil: Date = t0.addingTimeInterval(360)) -> ChallengeRecord {
+        ChallengeRecord(challenge: value, registrationId: registration, purpose: .authentication, createdAt: t0, expiresAt: keptUntil)
+    }
+
     @Test(arguments: engines)
     func aSignInCompletesOncePerChallengeAndOnlyThenWrites(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
             _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
-            let issued = ChallengeRecord(
-                challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(60)
-            )
-            try await store.insertChallenge(issued)
-            // Looking does not consume, and is bound to the registration and purpose.
-            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .authentication) == issued)
-            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .registration) == nil)
-            #expect(try await store.unconsumedChallenge("c", registrationId: "b", purpose: .authentication) == nil)
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c")?.challengeUsed == false)
 
             let later = Self.t0.addingTimeInterval(5)
             let outcomes = try await withThrowingTaskGroup(of: UserRecord?.self) { group in
                 for index in 0..<6 {
                     group.addTask {
                         try await store.completeSignIn(
-                            challenge: "c", registrationId: "a", session: Self.session("t\(index)", user: "u1", registration: "a"), at: later
+                            challenge: Self.answered("c"), session: Self.session("t\(index)", user: "u1", registration: "a"), at: later
                         )
                     }
                 }
@@ -440,51 +423,47 @@ struct StoreTests {
             #expect(stored.count == 1)
             #expect(stored.first?.registrationId == "a")
             #expect(try await store.registration(id: "a")?.lastUsedAt == later)
-            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .authentication) == nil)
-            // A challenge consumed by a failed attempt cannot complete a sign-in.
-            try await store.insertChallenge(
-                ChallengeRecord(challenge: "d", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0)
-            )
-            #expect(try await store.consumeChallenge("d", registrationId: "a", purpose: .authentication, at: Self.t0) != nil)
-            #expect(try await store.completeSignIn(challenge: "d", registrationId: "a", session: Self.session("late", user: "u1", registration: "a"), at: Self.t0) == nil)
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c")?.challengeUsed == true)
+            // Recorded as answered, consumed at the completion, kept until the record's expiry (then purged).
+            #expect(try await store.purgeExpired(before: Self.t0.addingTimeInterval(360)).challenges == 0)
+            #expect(try await store.purgeExpired(before: Self.t0.addingTimeInterval(361)).challenges == 1)
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c")?.challengeUsed == false)
+
+            // A challenge recorded by a failed attempt cannot complete a sign-in, nor be recorded twice; of several
+            // failed attempts racing, one records it.
+            let recorded = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<4 { group.addTask { try await store.recordAnsweredChallenge(Self.answered("d"), at: Self.t0) } }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(recorded.filter { $0 }.count == 1)
+            #expect(try await store.completeSignIn(challenge: Self.answered("d"), session: Self.session("late", user: "u1", registration: "a"), at: Self.t0) == nil)
             #expect(try await store.session(tokenHash: "late") == nil)
+            // Nothing is recorded for a registration that does not exist.
+            #expect(try await !store.recordAnsweredChallenge(Self.answered("e", registration: "missing"), at: Self.t0))
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "e")?.challengeUsed == false)
         }
     }
 
     @Test(arguments: engines)
-    func aChallengeIsIssuedOnlyForAnActiveRegistration(database: TestDatabase) async throws {
+    func aSignInStartReadsTheRegistrationsStatusUserAndKey(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
-            func challenge(_ value: String, for registration: String) -> ChallengeRecord {
-                ChallengeRecord(
-                    challenge: value, registrationId: registration, purpose: .authentication, createdAt: Self.t0,
-                    expiresAt: Self.t0.addingTimeInterval(60)
-                )
-            }
-            // Pending, then active, then revoked; and no registration at all.
-            // Each case twice: with the status only, and with the registration's user and key (read in the same call).
-            #expect(try await store.insertChallengeIfActive(challenge("c1", for: "a")) == .pending)
-            #expect(try await store.insertChallengeReadingSigner(challenge("s1", for: "a"))?.status == .pending)
+            // Pending, then active, then revoked; and no registration at all. Nothing is written.
+            #expect(try await store.signInRegistration(id: "a")?.status == .pending)
             _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
-            #expect(try await store.insertChallengeIfActive(challenge("c2", for: "a")) == .active)
-            let active = try #require(try await store.insertChallengeReadingSigner(challenge("s2", for: "a")))
+            let active = try #require(try await store.signInRegistration(id: "a"))
             let registration = try #require(try await store.registration(id: "a"))
             #expect(active == SignInRegistrationRecord(id: "a", userId: "u1", status: .active, algorithm: registration.algorithm, publicKey: registration.publicKey))
             _ = try await store.updateRegistrationStatus(id: "a", from: [.active], to: .revoked, at: Self.t0)
-            #expect(try await store.insertChallengeIfActive(challenge("c3", for: "a")) == .revoked)
-            #expect(try await store.insertChallengeReadingSigner(challenge("s3", for: "a"))?.status == .revoked)
-            #expect(try await store.insertChallengeIfActive(challenge("c4", for: "missing")) == nil)
-            #expect(try await store.insertChallengeReadingSigner(challenge("s4", for: "missing")) == nil)
-            let stored = try await ["c1", "c2", "c3", "c4", "s1", "s2", "s3", "s4"].asyncCompactMap {
-                try await store.unconsumedChallenge($0, registrationId: "a", purpose: .authentication)?.challenge
-            }
-            #expect(stored == ["c2", "s2"])
+            #expect(try await store.signInRegistration(id: "a")?.status == .revoked)
+            #expect(try await store.signInRegistration(id: "missing") == nil)
+            #expect(try await store.purgeExpired(before: Self.t0.addingTimeInterval(86_400)).challenges == 0)
         }
     }
 
     /// A registration row whose status no build writes (a damaged or hand-edited row) is a store error when a sign-in
-    /// starts, never a challenge; on PostgreSQL the check and the insert are one statement.
+    /// starts, never a challenge.
     @Test(arguments: engines.filter(\.isPersistent))
     func aDamagedRegistrationStatusIssuesNoChallenge(database: TestDatabase) async throws {
         try await database.withFixture { fixture in
@@ -496,20 +475,14 @@ struct StoreTests {
                 try await db.raw("UPDATE registrations SET status = 'bogus' WHERE id = 'a'").run()
             }
             try await executor.shutdown()
-            let challenge = ChallengeRecord(
-                challenge: "c1", registrationId: "a", purpose: .authentication, createdAt: Self.t0,
-                expiresAt: Self.t0.addingTimeInterval(60)
-            )
-            await #expect(throws: StoreError.self) { try await store.insertChallengeIfActive(challenge) }
-            await #expect(throws: StoreError.self) { try await store.insertChallengeReadingSigner(challenge) }
-            #expect(try await store.unconsumedChallenge("c1", registrationId: "a", purpose: .authentication) == nil)
+            await #expect(throws: StoreError.self) { try await store.signInRegistration(id: "a") }
             try await store.shutdown()
         }
     }
 
     /// A verified signature completes a sign-in only while everything else holds, checked in the same write: the
-    /// challenge unexpired, bound to the registration and to authentication; the registration active and the session's
-    /// user's. When any fails, nothing is written: the challenge stays answerable, no session, no use recorded.
+    /// challenge not answered before (whatever it was stored for); the registration active and the session's user's.
+    /// When any fails, nothing is written: no record of the challenge, no session, no use recorded.
     @Test(arguments: engines)
     func aSignInCompletesOnlyWhileItsChallengeRegistrationAndUserHold(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in
@@ -518,39 +491,36 @@ struct StoreTests {
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
             _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
             try await store.insertRegistration(Self.registration("p", user: "u1", device: "d2"))
-            let expiry = Self.t0.addingTimeInterval(60)
-            for (value, registration, purpose) in [("c", "a", ChallengePurpose.authentication), ("r", "a", .registration), ("q", "p", .authentication)] {
-                try await store.insertChallenge(
-                    ChallengeRecord(challenge: value, registrationId: registration, purpose: purpose, createdAt: Self.t0, expiresAt: expiry)
-                )
-            }
+            // An enrolment's challenge stored under the same value.
+            try await store.insertChallenge(
+                ChallengeRecord(challenge: "r", registrationId: "a", purpose: .registration, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(60))
+            )
             var tokens = 0
-            func attempt(_ challenge: String, registration: String = "a", user: String = "u1", at: Date) async throws -> UserRecord? {
+            func attempt(_ challenge: String, registration: String = "a", user: String = "u1") async throws -> UserRecord? {
                 tokens += 1
                 return try await store.completeSignIn(
-                    challenge: challenge, registrationId: registration,
-                    session: Self.session("t\(tokens)", user: user, registration: registration), at: at
+                    challenge: Self.answered(challenge, registration: registration),
+                    session: Self.session("t\(tokens)", user: user, registration: registration), at: Self.t0
                 )
             }
-            // At its expiry the challenge no longer answers; nor does one of another purpose, registration or user.
-            #expect(try await attempt("c", at: expiry) == nil)
-            #expect(try await attempt("r", at: Self.t0) == nil)
-            #expect(try await attempt("c", registration: "b", at: Self.t0) == nil)
-            #expect(try await attempt("c", user: "u2", at: Self.t0) == nil)
+            // A value stored already, another registration, another user.
+            #expect(try await attempt("r") == nil)
+            #expect(try await attempt("c", registration: "b") == nil)
+            #expect(try await attempt("c", user: "u2") == nil)
             // A pending registration signs nothing in.
-            #expect(try await attempt("q", registration: "p", at: Self.t0) == nil)
+            #expect(try await attempt("c", registration: "p") == nil)
             // Locked, then revoked.
             #expect(try await store.recordFailedSignature(registrationId: "a", threshold: 1, at: Self.t0))
-            #expect(try await attempt("c", at: Self.t0) == nil)
+            #expect(try await attempt("c") == nil)
             #expect(try await store.unlockRegistration(id: "a", at: Self.t0))
             #expect(try await store.updateRegistrationStatus(id: "a", from: [.active], to: .revoked, at: Self.t0))
-            #expect(try await attempt("c", at: Self.t0) == nil)
+            #expect(try await attempt("c") == nil)
             for token in 1...tokens { #expect(try await store.session(tokenHash: "t\(token)") == nil) }
             #expect(try await store.registration(id: "a")?.lastUsedAt == nil)
-            #expect(try await store.unconsumedChallenge("c", registrationId: "a", purpose: .authentication) != nil)
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c")?.challengeUsed == false)
             // Active again (a test-only path: nothing in the server reactivates a revoked registration): it completes.
             #expect(try await store.updateRegistrationStatus(id: "a", from: [.revoked], to: .active, at: Self.t0))
-            #expect(try await attempt("c", at: expiry.addingTimeInterval(-0.001)) == Self.user("u1"))
+            #expect(try await attempt("c") == Self.user("u1"))
             #expect(try await store.session(tokenHash: "t\(tokens)")?.userId == "u1")
         }
     }
@@ -573,17 +543,14 @@ struct StoreTests {
                     registrationId: passkey == nil ? "a" : nil, passkeyId: passkey, clientAddress: nil, userAgent: "UA"
                 )
             }
-            try await store.insertChallenge(
-                ChallengeRecord(challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: later.addingTimeInterval(1))
-            )
             var session = Self.session("t1", user: "u1", registration: "a")
             session.passwordAuthenticatedAt = Self.t0
-            #expect(try await store.completeSignIn(challenge: "c", registrationId: "a", session: session, events: [event("e1", "biometric_login")], at: later) == Self.user("u1"))
+            #expect(try await store.completeSignIn(challenge: Self.answered("c"), session: session, events: [event("e1", "biometric_login")], at: later) == Self.user("u1"))
             #expect(try await store.session(tokenHash: "t1") == session)
             let registration = try #require(try await store.registration(id: "a"))
             #expect(registration.lastUsedAt == later && registration.failedAttempts == 0)
             // The challenge is spent: a second completion writes nothing at all.
-            #expect(try await store.completeSignIn(challenge: "c", registrationId: "a", session: Self.session("t2", user: "u1", registration: "a"), events: [event("e2", "biometric_login")], at: later) == nil)
+            #expect(try await store.completeSignIn(challenge: Self.answered("c"), session: Self.session("t2", user: "u1", registration: "a"), events: [event("e2", "biometric_login")], at: later) == nil)
             #expect(try await store.session(tokenHash: "t2") == nil)
 
             try await store.insertWebAuthnChallenge(
@@ -615,24 +582,18 @@ struct StoreTests {
             try await store.insertRegistration(Self.registration("a", user: "u1", device: "d1"))
             _ = try await store.activateRegistration(id: "a", replacing: .sameDevice, at: Self.t0)
             try await store.insertRegistration(Self.registration("b", user: "u1", device: "d2"))
-            let issued = ChallengeRecord(
-                challenge: "c", registrationId: "a", purpose: .authentication, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(60)
-            )
-            try await store.insertChallenge(issued)
             let user = try #require(try await store.user(id: "u1"))
             #expect(user.requireDeviceBoundPasskeys && user.displayName == "Ada")
             let registration = try #require(try await store.registration(id: "a"))
 
-            let attempt = try #require(try await store.signInAttempt(registrationId: "a", challenge: "c", purpose: .authentication))
-            #expect(attempt == SignInAttemptRecord(registration: registration, user: user, challenge: issued))
-            // The challenge is bound to its registration and purpose, and must be unconsumed; the registration is
-            // found without it.
-            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c", purpose: .registration)?.challenge == nil)
-            #expect(try await store.signInAttempt(registrationId: "b", challenge: "c", purpose: .authentication)?.challenge == nil)
-            #expect(try await store.signInAttempt(registrationId: "a", challenge: "x", purpose: .authentication)?.registration == registration)
-            #expect(try await store.consumeChallenge("c", registrationId: "a", purpose: .authentication, at: Self.t0) != nil)
-            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c", purpose: .authentication)?.challenge == nil)
-            #expect(try await store.signInAttempt(registrationId: "missing", challenge: "c", purpose: .authentication) == nil)
+            let attempt = try #require(try await store.signInAttempt(registrationId: "a", challenge: "c"))
+            #expect(attempt == SignInAttemptRecord(registration: registration, user: user, challengeUsed: false))
+            // Any stored challenge with the value counts as answered (whichever registration it was recorded for: values
+            // are random and bound by their MAC); the registration is found without it.
+            #expect(try await store.recordAnsweredChallenge(Self.answered("c", registration: "b"), at: Self.t0))
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "c") == SignInAttemptRecord(registration: registration, user: user, challengeUsed: true))
+            #expect(try await store.signInAttempt(registrationId: "a", challenge: "x")?.challengeUsed == false)
+            #expect(try await store.signInAttempt(registrationId: "missing", challenge: "c") == nil)
         }
     }
 

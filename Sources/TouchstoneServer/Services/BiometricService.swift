@@ -16,6 +16,8 @@ struct BiometricService: Sendable {
     /// The user and key of registrations that started a sign-in on this instance, by registration id, so that its
     /// finish verifies the signature before it touches the database, and then completes in one write.
     let signers: ParsedValueCache<String, KnownSigner>
+    /// Sign-in challenges: issued without a write, checked by their MAC, recorded when answered.
+    let challenges: SelfContainedChallenges
     let now: @Sendable () -> Date
     let configuration: TouchstoneConfiguration
     /// Whether biometrics are on, the device policy, the algorithms and the lockout threshold.
@@ -32,6 +34,13 @@ struct BiometricService: Sendable {
         var publicKey: [UInt8]
         var key: DevicePublicKey
     }
+
+    /// What the key of sign-in challenges is derived for, from the key-encryption key every instance shares.
+    static let challengePurpose = "touchstone biometric sign-in challenge v1"
+
+    /// How long an answered sign-in challenge stays recorded past its expiry: a finish refuses an expired challenge
+    /// before it reads the record, and this margin covers instances whose clocks differ by less.
+    static let answeredChallengeRetention: TimeInterval = 300
 
     struct StartedChallenge {
         var registrationId: String
@@ -188,46 +197,45 @@ struct BiometricService: Sendable {
     // MARK: Authentication
 
     /// Step 1 of sign-in: finds the registration by id or by public key and issues a challenge bound to it.
+    ///
+    /// Nothing is written: the challenge carries the registration and its expiry under a MAC (``SelfContainedChallenges``,
+    /// with a key every instance derives from the shared key-encryption key), so any instance can check it, and it is
+    /// recorded when it is answered, which is what makes it single use.
     func startAuthentication(registrationId: String?, publicKey: String?) async throws -> StartedChallenge {
         try self.requireEnabled()
-        let id: String
+        let registration: SignInRegistrationRecord?
         if let registrationId {
-            id = registrationId
+            registration = try await self.store.signInRegistration(id: registrationId)
         } else if let publicKey {
-            guard let registration = try await self.registration(forEncodedKey: publicKey) else { throw APIError.registrationNotFound }
-            id = registration.id
+            registration = try await self.registration(forEncodedKey: publicKey).map {
+                SignInRegistrationRecord(id: $0.id, userId: $0.userId, status: $0.status, algorithm: $0.algorithm, publicKey: $0.publicKey)
+            }
         } else {
             throw APIError.invalidRequest("provide 'registrationId' or 'publicKey'")
         }
-        // The registration's status is checked and the challenge stored by one store call (one statement on
-        // PostgreSQL): stored only for an active registration.
-        let now = self.now()
-        let challenge = self.challenge(for: id, purpose: .authentication, at: now)
-        // When this instance does not hold the registration's key yet, the same store call reads it for the finish.
-        let status: RegistrationStatus?
-        if self.signers.capacity == 0 || self.signers.cachedValue(for: id) != nil {
-            status = try await self.store.insertChallengeIfActive(challenge)
-        } else {
-            let registration = try await self.store.insertChallengeReadingSigner(challenge)
-            if let registration, registration.status == .active {
-                self.remember(id: id, userId: registration.userId, algorithm: registration.algorithm, publicKey: registration.publicKey)
-            }
-            status = registration?.status
-        }
-        guard let status, status != .pending else { throw APIError.registrationNotFound }
-        guard status != .locked else { throw APIError.registrationLocked }
-        guard status == .active else { throw APIError.registrationRevoked }
+        guard let registration, registration.status != .pending else { throw APIError.registrationNotFound }
+        guard registration.status != .locked else { throw APIError.registrationLocked }
+        guard registration.status == .active else { throw APIError.registrationRevoked }
+        // The finish verifies with the key held before it touches the database.
+        self.remember(id: registration.id, userId: registration.userId, algorithm: registration.algorithm, publicKey: registration.publicKey)
+        let expiresAt = Date(millis: self.now().addingTimeInterval(self.configuration.challengeTTL.timeInterval).millis)
+        let challenge = self.challenges.issue(
+            for: registration.id,
+            expiresAtMillis: expiresAt.millis,
+            nonce: self.secrets.randomBytes(SelfContainedChallenges.nonceLength)
+        )
         self.audit.metrics?.started(.biometric)
-        return StartedChallenge(registrationId: id, challenge: challenge.challenge, expiresAt: challenge.expiresAt)
+        return StartedChallenge(registrationId: registration.id, challenge: challenge, expiresAt: expiresAt)
     }
 
-    /// Step 2 of sign-in: consumes the challenge, verifies the signature and opens a biometric session.
+    /// Step 2 of sign-in: checks the challenge, verifies the signature and opens a biometric session.
     ///
-    /// When this instance knows the registration's key (it started the sign-in, or finished an earlier one), the
-    /// signature is verified first and a valid one completes the sign-in in one write whose conditions are those the
-    /// checks below make (``TouchstoneStore/completeSignIn(challenge:registrationId:session:events:at:)``). Anything
-    /// else (an unknown registration, a wrong signature, a condition that no longer holds) takes the full path, which
-    /// reads what it needs and answers exactly what is wrong; the fast write changes nothing when it fails.
+    /// When this instance knows the registration's key (it started the sign-in, or finished an earlier one) and the
+    /// challenge is one issued for the registration and unexpired, the signature is verified first and a valid one
+    /// completes the sign-in in one write whose conditions are those the checks below make
+    /// (``TouchstoneStore/completeSignIn(challenge:session:events:at:)``). Anything else (an unknown registration, a
+    /// wrong signature, a condition that no longer holds) takes the full path, which reads what it needs and answers
+    /// exactly what is wrong; the fast write changes nothing when it fails.
     func finishAuthentication(
         registrationId: String,
         challenge: String,
@@ -236,15 +244,16 @@ struct BiometricService: Sendable {
     ) async throws -> (UserRecord, String, SessionRecord) {
         try self.requireEnabled()
         let now = self.now()
+        // The expiry the challenge carries, when this server issued it for this registration.
+        let expiry = self.challenges.expiry(of: challenge, for: registrationId)
         var verdict: Verdict?
-        if let signer = self.signers.cachedValue(for: registrationId) {
+        if let expiry, now.millis < expiry, let signer = self.signers.cachedValue(for: registrationId) {
             let valid = self.verify(signature, over: challenge, with: signer.key, algorithm: signer.algorithm)
             verdict = Verdict(signer: signer, challenge: challenge, valid: valid)
             if valid,
                 let signedIn = try await self.complete(
-                    registrationId: registrationId,
                     userId: signer.userId,
-                    challenge: challenge,
+                    challenge: self.answered(challenge, registrationId: registrationId, expiry: expiry, at: now),
                     sessionLifetime: sessionLifetime,
                     at: now
                 )
@@ -252,8 +261,8 @@ struct BiometricService: Sendable {
                 return signedIn
             }
         }
-        // The registration, its user and the challenge in one read.
-        guard let attempt = try await self.store.signInAttempt(registrationId: registrationId, challenge: challenge, purpose: .authentication),
+        // The registration, its user and whether the challenge was answered already, in one read.
+        guard let attempt = try await self.store.signInAttempt(registrationId: registrationId, challenge: challenge),
             attempt.registration.status != .pending
         else {
             throw APIError.registrationNotFound
@@ -261,24 +270,25 @@ struct BiometricService: Sendable {
         let registration = attempt.registration
         guard registration.status != .locked else { throw APIError.registrationLocked }
         guard registration.status == .active else { throw APIError.registrationRevoked }
-        // A challenge gets exactly one attempt, whatever its outcome: a failed attempt consumes it here; a successful
-        // one consumes it in the same transaction that stores the session, and only the first of several concurrent
-        // attempts can do that. Reading it first keeps the signature check out of the database's write path.
-        guard let issued = attempt.challenge else { throw APIError.challengeNotFound }
-        // In whole milliseconds, as the store keeps times and as its completion checks the expiry: both agree at the
-        // boundary.
-        guard now.millis < issued.expiresAt.millis else {
-            try await self.burn(issued, at: now)
-            throw APIError.challengeExpired
-        }
+        // A challenge gets exactly one attempt, whatever its outcome: a failed attempt records it here; a successful
+        // one records it in the same transaction that stores the session, and only the first of several concurrent
+        // attempts can do that. Checking it first keeps the signature check out of the database's write path.
+        guard let expiry, !attempt.challengeUsed else { throw APIError.challengeNotFound }
+        // In whole milliseconds, as the challenge carries its expiry. An expired challenge is never answerable again:
+        // nothing to record.
+        guard now.millis < expiry else { throw APIError.challengeExpired }
+        let answered = self.answered(challenge, registrationId: registration.id, expiry: expiry, at: now)
         let valid: Bool
-        if let verdict, verdict.applies(to: registration, challenge: issued.challenge) {
+        if let verdict, verdict.applies(to: registration, challenge: challenge) {
             valid = verdict.valid
         } else {
-            valid = try self.verify(signature, over: issued.challenge, by: registration)
+            valid = try self.verify(signature, over: challenge, by: registration)
         }
         guard valid else {
-            try await self.burn(issued, at: now)
+            guard try await self.store.recordAnsweredChallenge(answered, at: now) else {
+                // Another attempt answered it first.
+                throw APIError.challengeNotFound
+            }
             // Counted per registration; the attempt that reaches the threshold locks it (and is still answered as what
             // it is: a wrong signature).
             if try await self.store.recordFailedSignature(
@@ -293,9 +303,8 @@ struct BiometricService: Sendable {
         guard attempt.user != nil else { throw APIError.registrationNotFound }
         self.remember(id: registration.id, userId: registration.userId, algorithm: registration.algorithm, publicKey: registration.publicKey)
         guard let signedIn = try await self.complete(
-            registrationId: registration.id,
             userId: registration.userId,
-            challenge: issued.challenge,
+            challenge: answered,
             sessionLifetime: sessionLifetime,
             at: now
         ) else {
@@ -303,6 +312,17 @@ struct BiometricService: Sendable {
             throw APIError.challengeNotFound
         }
         return signedIn
+    }
+
+    /// The record of an answered sign-in challenge: kept until its expiry and a margin (``answeredChallengeRetention``).
+    private func answered(_ challenge: String, registrationId: String, expiry: Int64, at now: Date) -> ChallengeRecord {
+        ChallengeRecord(
+            challenge: challenge,
+            registrationId: registrationId,
+            purpose: .authentication,
+            createdAt: now,
+            expiresAt: Date(millis: expiry).addingTimeInterval(Self.answeredChallengeRetention)
+        )
     }
 
     /// A signature already checked against a known key: the full path reuses it when the registration it reads has
@@ -321,12 +341,12 @@ struct BiometricService: Sendable {
     /// Stores the session of a verified sign-in with its audit event; `nil` when the store's conditions no longer hold
     /// (nothing was written).
     private func complete(
-        registrationId: String,
         userId: String,
-        challenge: String,
+        challenge: ChallengeRecord,
         sessionLifetime: TimeInterval?,
         at now: Date
     ) async throws -> (UserRecord, String, SessionRecord)? {
+        let registrationId = challenge.registrationId
         let (token, session) = self.sessions.make(
             forUserId: userId,
             method: .biometric,
@@ -334,13 +354,7 @@ struct BiometricService: Sendable {
             requestedLifetime: sessionLifetime
         )
         let event = self.audit.event(.biometricLogin, userId: userId, registrationId: registrationId)
-        guard let user = try await self.store.completeSignIn(
-            challenge: challenge,
-            registrationId: registrationId,
-            session: session,
-            events: [event],
-            at: now
-        ) else {
+        guard let user = try await self.store.completeSignIn(challenge: challenge, session: session, events: [event], at: now) else {
             return nil
         }
         self.audit.committed([event])
@@ -360,18 +374,6 @@ struct BiometricService: Sendable {
     }
 
     // MARK: Helpers
-
-    /// Consumes a challenge whose attempt failed; when another attempt consumed it first, that is what is reported.
-    private func burn(_ challenge: ChallengeRecord, at now: Date) async throws {
-        guard try await self.store.consumeChallenge(
-            challenge.challenge,
-            registrationId: challenge.registrationId,
-            purpose: challenge.purpose,
-            at: now
-        ) != nil else {
-            throw APIError.challengeNotFound
-        }
-    }
 
     private func requireEnabled() throws {
         guard self.policy.current.biometricsEnabled else { throw APIError.biometricsDisabled }

@@ -240,17 +240,17 @@ public struct ChallengeRecord: Sendable, Hashable {
     }
 }
 
-/// A biometric sign-in attempt's reads: the registration, its user (`nil` only if the account vanished) and the
-/// unconsumed challenge of the attempt (`nil`: none such).
+/// A biometric sign-in attempt's reads: the registration, its user (`nil` only if the account vanished) and whether the
+/// attempt's challenge has been answered already (a challenge is stored when it is answered).
 public struct SignInAttemptRecord: Sendable, Hashable {
     public var registration: RegistrationRecord
     public var user: UserRecord?
-    public var challenge: ChallengeRecord?
+    public var challengeUsed: Bool
 
-    public init(registration: RegistrationRecord, user: UserRecord?, challenge: ChallengeRecord?) {
+    public init(registration: RegistrationRecord, user: UserRecord?, challengeUsed: Bool) {
         self.registration = registration
         self.user = user
-        self.challenge = challenge
+        self.challengeUsed = challengeUsed
     }
 }
 

@@ -4,39 +4,35 @@ import SQLKit
 /// The reads of a sign-in's finish, joined: one statement (one round trip on PostgreSQL, one read transaction on
 /// SQLite) instead of one per record, and the records come from one snapshot.
 extension SQLTouchstoneStore {
-    public func signInAttempt(registrationId: String, challenge: String, purpose: ChallengePurpose) async throws
-        -> SignInAttemptRecord?
-    {
+    public func signInAttempt(registrationId: String, challenge: String) async throws -> SignInAttemptRecord? {
         try await self.executor.withReadOnlyDatabase { db in
             guard
                 let row = try await db.hot(
                     """
                     SELECT \(unsafeRaw: Self.registrationColumns),
                         \(unsafeRaw: Self.joinedUserColumns),
-                        c.challenge AS challenge__challenge, c.created_at AS challenge__created_at,
-                        c.expires_at AS challenge__expires_at
+                        c.challenge AS answered_challenge
                     FROM registrations r
                     LEFT JOIN users u ON u.id = r.user_id
-                    LEFT JOIN challenges c ON c.challenge = \(bind: challenge) AND c.registration_id = r.id
-                        AND c.purpose = \(bind: purpose.rawValue) AND c.consumed_at IS NULL
+                    LEFT JOIN challenges c ON c.challenge = \(bind: challenge)
                     WHERE r.id = \(bind: registrationId)
                     """
                 ).first
             else {
                 return nil
             }
-            let registration = try RegistrationRecord(row: row)
-            var issued: ChallengeRecord?
-            if let value = try row.decode(column: "challenge__challenge", as: String?.self) {
-                issued = ChallengeRecord(
-                    challenge: value,
-                    registrationId: registration.id,
-                    purpose: purpose,
-                    createdAt: try row.date("challenge__created_at"),
-                    expiresAt: try row.date("challenge__expires_at")
-                )
-            }
-            return SignInAttemptRecord(registration: registration, user: try UserRecord(joined: row, prefix: "user__"), challenge: issued)
+            return SignInAttemptRecord(
+                registration: try RegistrationRecord(row: row),
+                user: try UserRecord(joined: row, prefix: "user__"),
+                challengeUsed: try row.decode(column: "answered_challenge", as: String?.self) != nil
+            )
+        }
+    }
+
+    public func signInRegistration(id: String) async throws -> SignInRegistrationRecord? {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.hot("SELECT \(unsafeRaw: SignInRegistrationRecord.columns) FROM registrations WHERE id = \(bind: id)")
+                .first.map(SignInRegistrationRecord.init(row:))
         }
     }
 
@@ -56,146 +52,57 @@ extension SQLTouchstoneStore {
 
     private static let signerColumns = UserRecord.columns.map { "user__\($0)" }.joined(separator: ", ")
 
-    public func insertChallengeIfActive(_ challenge: ChallengeRecord) async throws -> RegistrationStatus? {
-        guard self.executor.hasDataModifyingWith else {
-            // SQLite: the check and the insert on the writer, in one operation of its next group commit. The writer
-            // reads from its own page cache; a read connection would begin a read transaction and, the database having
-            // changed since its last one (it has, many times a second under load), re-read its pages (docs/performance.md,
-            // item 13).
-            return try await self.executor.withDatabase { db in
-                let inserted = try await db.hot(
-                    """
-                    INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at)
-                    SELECT \(bind: challenge.challenge), id, \(bind: challenge.purpose.rawValue),
-                        \(bind: challenge.createdAt.millis), \(bind: challenge.expiresAt.millis)
-                    FROM registrations WHERE id = \(bind: challenge.registrationId) AND status = \(bind: RegistrationStatus.active.rawValue)
-                    RETURNING registration_id
-                    """
-                )
-                guard inserted.isEmpty else { return .active }
-                return try await db.hot("SELECT status FROM registrations WHERE id = \(bind: challenge.registrationId)")
-                    .first.map(Self.registrationStatus(row:))
-            }
-        }
-        return try await self.executor.withDatabase { db in
-            try await db.hot(
-                """
-                WITH registration AS (
-                    SELECT status FROM registrations WHERE id = \(bind: challenge.registrationId)
-                ), issued AS (
-                    INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at)
-                    SELECT \(bind: challenge.challenge), \(bind: challenge.registrationId), \(bind: challenge.purpose.rawValue),
-                        \(bind: challenge.createdAt.millis), \(bind: challenge.expiresAt.millis)
-                    FROM registration WHERE status = \(bind: RegistrationStatus.active.rawValue)
-                )
-                SELECT status FROM registration
-                """
-            ).first.map(Self.registrationStatus(row:))
-        }
-    }
-
-    /// A row's `status` column; a store error when it holds a value no build writes (a damaged or hand-edited row).
-    private static func registrationStatus(row: any SQLRow) throws -> RegistrationStatus {
-        let raw = try row.decode(column: "status", as: String.self)
-        guard let status = RegistrationStatus(rawValue: raw) else {
-            throw StoreError.unavailable("unexpected value \(raw) in column status")
-        }
-        return status
-    }
-
-    public func insertChallengeReadingSigner(_ challenge: ChallengeRecord) async throws -> SignInRegistrationRecord? {
-        guard self.executor.hasDataModifyingWith else {
-            // SQLite: the read and the insert on the writer, in one operation of its next group commit (see above); the
-            // row is decoded after the operation (the writer's operations run one at a time).
-            let row = try await self.executor.withDatabase { db -> (any SQLRow)? in
-                guard
-                    let row = try await db.hot(
-                        "SELECT \(unsafeRaw: SignInRegistrationRecord.columns) FROM registrations WHERE id = \(bind: challenge.registrationId)"
-                    ).first
-                else {
-                    return nil
-                }
-                if try row.decode(column: "status", as: String.self) == RegistrationStatus.active.rawValue {
-                    _ = try await db.hot(
-                        """
-                        INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at)
-                        VALUES (\(bind: challenge.challenge), \(bind: challenge.registrationId), \(bind: challenge.purpose.rawValue),
-                            \(bind: challenge.createdAt.millis), \(bind: challenge.expiresAt.millis))
-                        """
-                    )
-                }
-                return row
-            }
-            return try row.map(SignInRegistrationRecord.init(row:))
-        }
-        return try await self.executor.withDatabase { db in
-            try await db.hot(
-                """
-                WITH registration AS (
-                    SELECT \(unsafeRaw: SignInRegistrationRecord.columns) FROM registrations WHERE id = \(bind: challenge.registrationId)
-                ), issued AS (
-                    INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at)
-                    SELECT \(bind: challenge.challenge), \(bind: challenge.registrationId), \(bind: challenge.purpose.rawValue),
-                        \(bind: challenge.createdAt.millis), \(bind: challenge.expiresAt.millis)
-                    FROM registration WHERE status = \(bind: RegistrationStatus.active.rawValue)
-                )
-                SELECT \(unsafeRaw: SignInRegistrationRecord.columns) FROM registration
-                """
-            ).first.map(SignInRegistrationRecord.init(row:))
-        }
-    }
-
     /// Completes a sign-in (see the protocol): on PostgreSQL one statement, on SQLite one transaction on the writer.
     public func completeSignIn(
-        challenge: String,
-        registrationId: String,
+        challenge: ChallengeRecord,
         session: SessionRecord,
         events: [AuditEventRecord],
         at: Date
     ) async throws -> UserRecord? {
-        let authentication = ChallengePurpose.authentication.rawValue
-        let active = RegistrationStatus.active.rawValue
+        let registrationId = challenge.registrationId
         if self.executor.hasDataModifyingWith {
-            // One statement: atomic by itself, one round trip. Every part after `consumed` writes only if it has a row.
+            // One statement: atomic by itself, one round trip. Every part after `answered` writes only if it has a row;
+            // of concurrent attempts with one challenge, the first inserts it and the others find it (ON CONFLICT).
             return try await self.executor.withDatabase { db in
                 try await db.hot(
                     """
                     WITH signer AS (
                         SELECT \(unsafeRaw: Self.joinedUserColumns)
                         FROM registrations r JOIN users u ON u.id = r.user_id
-                        WHERE r.id = \(bind: registrationId) AND r.user_id = \(bind: session.userId) AND r.status = \(bind: active)
-                    ), consumed AS (
-                        UPDATE challenges SET consumed_at = \(bind: at.millis)
-                        WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
-                            AND purpose = \(bind: authentication) AND consumed_at IS NULL AND expires_at > \(bind: at.millis)
-                            AND EXISTS (SELECT 1 FROM signer)
+                        WHERE r.id = \(bind: registrationId) AND r.user_id = \(bind: session.userId)
+                            AND r.status = \(bind: RegistrationStatus.active.rawValue)
+                    ), answered AS (
+                        INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at, consumed_at)
+                        SELECT \(bind: challenge.challenge), \(bind: registrationId), \(bind: challenge.purpose.rawValue),
+                            \(bind: challenge.createdAt.millis), \(bind: challenge.expiresAt.millis), \(bind: at.millis)
+                        FROM signer
+                        ON CONFLICT (challenge) DO NOTHING
                         RETURNING challenge
                     ), used AS (
                         UPDATE registrations SET last_used_at = \(bind: at.millis), failed_attempts = 0
-                        WHERE id = \(bind: registrationId) AND EXISTS (SELECT 1 FROM consumed)
-                    )\(Self.sessionAndEvents(session, events, ifRowIn: "consumed"))
-                    SELECT \(unsafeRaw: Self.signerColumns) FROM signer WHERE EXISTS (SELECT 1 FROM consumed)
+                        WHERE id = \(bind: registrationId) AND EXISTS (SELECT 1 FROM answered)
+                    )\(Self.sessionAndEvents(session, events, ifRowIn: "answered"))
+                    SELECT \(unsafeRaw: Self.signerColumns) FROM signer WHERE EXISTS (SELECT 1 FROM answered)
                     """
                 ).first.map { try UserRecord(row: PrefixedRow(base: $0, prefix: "user__")) }
             }
         }
-        // SQLite: the conditions are the claiming statement's, and it returns the user (SQLite's RETURNING names only the
-        // updated table's columns, but may hold subqueries): as many statements on the writer as a sign-in had before
-        // its signature was checked first, and the row is decoded after the operation (they run one at a time).
-        // `r.status = 'active'` is a literal, not a bound value: SQLite matches a bound value against the partial index
-        // on active registrations by the value it holds, and then compiles the statement again whenever the value is
-        // bound anew (every execution: measured as a parse per sign-in).
+        // SQLite: the conditions are the recording statement's, and it returns the user (SQLite's RETURNING names only
+        // the inserted table's columns, but may hold subqueries): three statements and the events on the writer, and the
+        // row is decoded after the operation (they run one at a time). `r.status = 'active'` is a literal, not a bound
+        // value: SQLite matches a bound value against the partial index on active registrations by the value it holds,
+        // and then compiles the statement again whenever the value is bound anew (every execution: measured as a parse
+        // per sign-in). `WHERE` before `ON CONFLICT` is what SQLite needs to read the upsert of an `INSERT ... SELECT`.
         let signer = try await self.executor.withTransaction { db -> (any SQLRow)? in
             guard
                 let signer = try await db.hot(
                     """
-                    UPDATE challenges SET consumed_at = \(bind: at.millis)
-                    WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
-                        AND purpose = \(bind: authentication) AND consumed_at IS NULL AND expires_at > \(bind: at.millis)
-                        AND EXISTS (
-                            SELECT 1 FROM registrations r JOIN users u ON u.id = r.user_id
-                            WHERE r.id = \(bind: registrationId) AND r.user_id = \(bind: session.userId) AND r.status = 'active'
-                        )
+                    INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at, consumed_at)
+                    SELECT \(bind: challenge.challenge), r.id, \(bind: challenge.purpose.rawValue), \(bind: challenge.createdAt.millis),
+                        \(bind: challenge.expiresAt.millis), \(bind: at.millis)
+                    FROM registrations r JOIN users u ON u.id = r.user_id
+                    WHERE r.id = \(bind: registrationId) AND r.user_id = \(bind: session.userId) AND r.status = 'active'
+                    ON CONFLICT (challenge) DO NOTHING
                     RETURNING \(Self.userSubqueries(id: session.userId))
                     """
                 ).first

@@ -335,36 +335,19 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
-    public func consumeChallenge(
-        _ challenge: String,
-        registrationId: String,
-        purpose: ChallengePurpose,
-        at: Date
-    ) async throws -> ChallengeRecord? {
-        // One statement: the row is claimed by exactly one caller, however many race.
+    public func recordAnsweredChallenge(_ challenge: ChallengeRecord, at: Date) async throws -> Bool {
+        // One statement: of several attempts with one value, exactly one records it.
         try await self.executor.withDatabase { db in
             try await db.raw(
                 """
-                UPDATE challenges SET consumed_at = \(bind: at.millis)
-                WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
-                    AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
-                RETURNING challenge, registration_id, purpose, created_at, expires_at
+                INSERT INTO challenges (challenge, registration_id, purpose, created_at, expires_at, consumed_at)
+                SELECT \(bind: challenge.challenge), id, \(bind: challenge.purpose.rawValue), \(bind: challenge.createdAt.millis),
+                    \(bind: challenge.expiresAt.millis), \(bind: at.millis)
+                FROM registrations WHERE id = \(bind: challenge.registrationId)
+                ON CONFLICT (challenge) DO NOTHING
+                RETURNING challenge
                 """
-            ).first().map(ChallengeRecord.init(row:))
-        }
-    }
-
-    public func unconsumedChallenge(_ challenge: String, registrationId: String, purpose: ChallengePurpose) async throws
-        -> ChallengeRecord?
-    {
-        try await self.executor.withReadOnlyDatabase { db in
-            try await db.raw(
-                """
-                SELECT challenge, registration_id, purpose, created_at, expires_at FROM challenges
-                WHERE challenge = \(bind: challenge) AND registration_id = \(bind: registrationId)
-                    AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
-                """
-            ).first().map(ChallengeRecord.init(row:))
+            ).first() != nil
         }
     }
 
@@ -694,7 +677,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
 extension Date {
     /// The time as the store keeps it: whole milliseconds since 1970 (what a stored time compares as).
     public var millis: Int64 { Int64((self.timeIntervalSince1970 * 1000).rounded()) }
-    init(millis: Int64) { self.init(timeIntervalSince1970: Double(millis) / 1000) }
+    public init(millis: Int64) { self.init(timeIntervalSince1970: Double(millis) / 1000) }
 }
 
 extension [UInt8] {
