@@ -22,12 +22,12 @@ STATEMENTS = {
     "(challenge, registration_id, purpose, created_at, expires_at, consumed_at) SELECT ?, id, ?, ?, ?, ? FROM registrations "
     "WHERE id = ? ON CONFLICT (challenge) DO NOTHING RETURNING challenge",
     "biometric finish: record use (completeSignIn)": "UPDATE registrations SET last_used_at = ? WHERE id = ?",
-    "passkey verify: unconsumed WebAuthn challenge": "SELECT challenge, purpose, user_id, allow_credentials, created_at, "
-    "expires_at FROM webauthn_challenges WHERE challenge = ? AND purpose = ? AND consumed_at IS NULL",
-    "passkey verify: passkey and its user by credential id (passkeyAndOwner)": "SELECT p.*, u.id AS user__id, "
-    "u.email AS user__email FROM passkeys p LEFT JOIN users u ON u.id = p.user_id WHERE p.credential_id = ?",
-    "passkey verify: consume challenge (completePasskeySignIn)": "UPDATE webauthn_challenges SET consumed_at = ? "
-    "WHERE challenge = ? AND purpose = ? AND consumed_at IS NULL RETURNING challenge",
+    "passkey verify: passkey, its user and whether the challenge was answered (passkeySignInAttempt; options store "
+    "nothing)": "SELECT p.*, u.id AS user__id, u.email AS user__email, w.challenge AS answered_challenge FROM passkeys p "
+    "LEFT JOIN users u ON u.id = p.user_id LEFT JOIN webauthn_challenges w ON w.challenge = ? WHERE p.credential_id = ?",
+    "passkey verify: record the challenge (completePasskeySignIn, recordAnsweredWebAuthnChallenge)": "INSERT INTO "
+    "webauthn_challenges (challenge, purpose, user_id, allow_credentials, created_at, expires_at, consumed_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (challenge) DO NOTHING RETURNING challenge",
     "passkey verify: record use (completePasskeySignIn)": "UPDATE passkeys SET sign_count = CASE WHEN sign_count < ? "
     "THEN ? ELSE sign_count END, backed_up = ?, clone_warnings = clone_warnings + ?, last_used_at = ? WHERE id = ?",
     "passkey options with an email: user by email": "SELECT * FROM users WHERE email = ?",

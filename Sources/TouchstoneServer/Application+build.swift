@@ -118,6 +118,7 @@ public func buildApplication(
         policy: policy,
         decoyKey: decoyKey,
         signInChallenges: SelfContainedChallenges(derivingFrom: keyEncryptionKey, purpose: BiometricService.challengePurpose),
+        passkeyChallenges: SelfContainedChallenges(derivingFrom: keyEncryptionKey, purpose: PasskeyService.challengePurpose),
         audit: audit,
         ring: ring,
         logger: logger
@@ -241,6 +242,7 @@ func buildRouter(
     policy: PolicyProvider,
     decoyKey: SymmetricKey,
     signInChallenges: SelfContainedChallenges,
+    passkeyChallenges: SelfContainedChallenges,
     audit: AuditLog,
     ring: SigningKeyRing,
     logger: Logger
@@ -348,7 +350,8 @@ func buildRouter(
         audit: audit,
         logger: logger,
         decoyKey: decoyKey,
-        metadata: metadata
+        metadata: metadata,
+        challenges: passkeyChallenges
     )
     PasskeyController(
         service: passkeys,

@@ -96,8 +96,10 @@ public protocol TouchstoneStore: Sendable {
     func insertPasskey(_ passkey: PasskeyRecord) async throws
     func passkey(id: String) async throws -> PasskeyRecord?
     func passkey(credentialId: String) async throws -> PasskeyRecord?
-    /// The passkey with this credential id and its user, read together (one statement, one snapshot).
-    func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)?
+    /// What finishing a passkey sign-in reads, together (one statement, one snapshot): the passkey with this credential
+    /// id, its user, and whether the WebAuthn challenge with this value has been answered (recorded) already. `nil`: no
+    /// such passkey.
+    func passkeySignInAttempt(credentialId: String, challenge: String) async throws -> PasskeySignInAttemptRecord?
     /// A user's passkeys, newest first.
     func passkeys(userId: String) async throws -> [PasskeyRecord]
     /// Passkeys of the authenticator models named by AAGUID or attestation key identifier, newest first (at most
@@ -119,15 +121,20 @@ public protocol TouchstoneStore: Sendable {
 
     /// Stores a WebAuthn challenge.
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws
-    /// The unconsumed WebAuthn challenge with this value and purpose (nothing changes).
-    func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws -> WebAuthnChallengeRecord?
-    /// Completes a passkey sign-in atomically: consumes the unconsumed authentication challenge and, only if this call
-    /// consumed it, records the passkey's use (as ``recordPasskeyUse(id:signCount:backedUp:cloneWarning:at:)``) and
-    /// stores `session`.
+    /// Records a passkey sign-in challenge answered by a failed attempt (stored as consumed at `at`), so that it is
+    /// never answered again. Passkey sign-in challenges are not stored when issued (they carry their own expiry under a
+    /// MAC); `challenge.expiresAt` is how long the record must be kept.
     ///
-    /// - Returns: Whether this call consumed the challenge (`false`: someone else did first; nothing was written).
+    /// - Returns: Whether it was recorded now (`false`: a challenge with this value is recorded already).
+    func recordAnsweredWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord, at: Date) async throws -> Bool
+    /// Completes a passkey sign-in atomically: records the challenge as answered (consumed at `at`) unless a challenge
+    /// with its value is stored already and, only if this call recorded it, records the passkey's use (as
+    /// ``recordPasskeyUse(id:signCount:backedUp:cloneWarning:at:)``) and stores `session` and `events`.
+    ///
+    /// - Returns: Whether this call recorded the challenge (`false`: someone else answered it first; nothing was
+    ///   written).
     func completePasskeySignIn(
-        challenge: String,
+        challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
         backedUp: Bool,
@@ -274,7 +281,7 @@ extension TouchstoneStore {
     /// ``completePasskeySignIn(challenge:passkeyId:signCount:backedUp:cloneWarning:session:events:at:)`` without audit
     /// events.
     public func completePasskeySignIn(
-        challenge: String,
+        challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
         backedUp: Bool,

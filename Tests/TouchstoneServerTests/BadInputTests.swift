@@ -135,7 +135,7 @@ struct FailingStore: TouchstoneStore {
     func insertPasskey(_ passkey: PasskeyRecord) async throws { throw self.error }
     func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
     func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }
-    func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)? { throw self.error }
+    func passkeySignInAttempt(credentialId: String, challenge: String) async throws -> PasskeySignInAttemptRecord? { throw self.error }
     func passkeys(userId: String) async throws -> [PasskeyRecord] { throw self.error }
     func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord] { throw self.error }
     func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool { throw self.error }
@@ -146,11 +146,9 @@ struct FailingStore: TouchstoneStore {
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws { throw self.error }
     func recordFailedPasskeyAssertion(id: String, threshold: Int64, at: Date) async throws -> Bool { throw self.error }
     func unlockPasskey(id: String, userId: String) async throws -> Bool { throw self.error }
-    func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws -> WebAuthnChallengeRecord? {
-        throw self.error
-    }
+    func recordAnsweredWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord, at: Date) async throws -> Bool { throw self.error }
     func completePasskeySignIn(
-        challenge: String,
+        challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
         backedUp: Bool,

@@ -1,10 +1,13 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 import TouchstoneCrypto
 import TouchstoneServer
+import TouchstoneStore
 import TouchstoneTesting
 import TouchstoneWebAuthn
 
@@ -250,8 +253,68 @@ struct PasskeyTests {
             let response = try browser.authenticator.respond(
                 toRequestOptions: Array(try JSONSerialization.data(withJSONObject: object)), credential: &bobsCredential, origin: Self.origin)
             let verify = try await client.request(.post, "/v1/passkeys/authentications/verify", raw: String(decoding: response, as: UTF8.self))
+            // The challenge was issued for Alice's account (its MAC covers it): for Bob's passkey it is unknown.
             #expect(verify.status == .unauthorized)
-            #expect(verify.errorCode == "invalid_passkey_assertion")
+            #expect(verify.errorCode == "challenge_not_found")
+            #expect(verify.json["error"].flatMap { ($0 as? [String: Any])?["message"] as? String }?.contains("account") == true)
+        }
+    }
+
+    /// A passkey sign-in's options store nothing: the challenge carries its expiry and, under its MAC, the account it is
+    /// for (any account when no email was given). Altered, made-up (another key), another account's and expired
+    /// challenges are refused; an answered one is recorded, once.
+    @Test func signInChallengesAreRecordedOnlyWhenAnsweredAndBoundToTheirAccount() async throws {
+        let clock = ManualClock()
+        let database = TemporaryFiles.path("passkey-challenges", suffix: ".sqlite")
+        defer { TemporaryFiles.remove(database) }
+        let store = try await SQLTouchstoneStore.sqlite(.file(path: database), logger: Logger(label: "test"))
+        try await store.migrate()
+        let kek = [UInt8](repeating: 6, count: 32)
+        try await TestServer.run(configuration: Self.configuration { $0.tokens.keyEncryptionKey = kek }, clock: clock, store: store) { client in
+            let account = try await Flow(client: client).signUp("mac@example.com")
+            let browser = Browser(client: client)
+            var (credential, _) = try await browser.register(account.token)
+            let credentialId = Base64.urlEncode(credential.id)
+            func options(email: String? = nil) async throws -> String {
+                let options = try await client.request(.post, "/v1/passkeys/authentications/options", json: email.map { ["email": $0] } ?? [:])
+                return try #require(options.value("challenge"))
+            }
+            func answer(_ challenge: String) async throws -> JSONTestResponse {
+                let requestOptions: [String: Any] = ["challenge": challenge, "rpId": "app.example", "allowCredentials": []]
+                let assertion = try browser.authenticator.respond(
+                    toRequestOptions: Array(try JSONSerialization.data(withJSONObject: requestOptions)), credential: &credential, origin: Self.origin
+                )
+                return try await client.request(.post, "/v1/passkeys/authentications/verify", raw: String(decoding: assertion, as: UTF8.self))
+            }
+
+            let issued = try await options()
+            #expect(issued.count == 55)
+            #expect(try await store.passkeySignInAttempt(credentialId: credentialId, challenge: issued)?.challengeUsed == false)
+            var bytes = try #require(Base64.urlDecodeCanonical(issued))
+            bytes[8] ^= 1  // the expiry, moved
+            let madeUp = SelfContainedChallenges(derivingFrom: SymmetricKey(data: [UInt8](repeating: 7, count: 32)), purpose: "touchstone passkey sign-in challenge v1")
+                .issue(for: "any", expiresAtMillis: Int64.max, nonce: [UInt8](repeating: 0, count: 16))
+            // Bound to an address without an account, and to another account.
+            let other = try await Flow(client: client).signUp("other@example.com")
+            _ = try await browser.register(other.token)
+            let refused = [
+                try await answer(Base64.urlEncode(bytes)), try await answer(madeUp), try await answer(try await options(email: "nobody@example.com")),
+                try await answer(try await options(email: "other@example.com")),
+            ]
+            #expect(refused.map(\.errorCode) == Array(repeating: "challenge_not_found", count: 4))
+            #expect(try await store.passkey(credentialId: credentialId)?.failedAttempts == 0)
+
+            // Its own account's, and any account's: signed in; the answered challenge is recorded, once.
+            #expect(try await answer(try await options(email: "MAC@example.com")).status == .ok)
+            #expect(try await answer(issued).status == .ok)
+            #expect(try await store.passkeySignInAttempt(credentialId: credentialId, challenge: issued)?.challengeUsed == true)
+            #expect(try await answer(issued).errorCode == "challenge_not_found")
+
+            // At the end of the ceremony's timeout, expired (and nothing to record).
+            let late = try await options()
+            clock.advance(by: 300)
+            #expect(try await answer(late).errorCode == "challenge_expired")
+            #expect(try await store.passkeySignInAttempt(credentialId: credentialId, challenge: late)?.challengeUsed == false)
         }
     }
 

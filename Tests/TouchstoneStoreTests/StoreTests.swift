@@ -553,17 +553,14 @@ struct StoreTests {
             #expect(try await store.completeSignIn(challenge: Self.answered("c"), session: Self.session("t2", user: "u1", registration: "a"), events: [event("e2", "biometric_login")], at: later) == nil)
             #expect(try await store.session(tokenHash: "t2") == nil)
 
-            try await store.insertWebAuthnChallenge(
-                WebAuthnChallengeRecord(challenge: "w", purpose: .authentication, userId: nil, allowCredentials: [], createdAt: Self.t0, expiresAt: later)
-            )
             let events = [event("e3", "passkey_login", passkey: "p"), event("e4", "clone_warning", passkey: "p")]
             #expect(try await store.completePasskeySignIn(
-                challenge: "w", passkeyId: "p", signCount: 3, backedUp: false, cloneWarning: true, session: Self.session("t3", user: "u1"), events: events, at: later
+                challenge: Self.answeredWebAuthn("w"), passkeyId: "p", signCount: 3, backedUp: false, cloneWarning: true, session: Self.session("t3", user: "u1"), events: events, at: later
             ))
             let passkey = try #require(try await store.passkey(id: "p"))
             #expect(passkey.signCount == 3 && passkey.cloneWarnings == 1 && passkey.failedAttempts == 0 && passkey.lastUsedAt == later)
             #expect(try await !store.completePasskeySignIn(
-                challenge: "w", passkeyId: "p", signCount: 9, backedUp: false, cloneWarning: true, session: Self.session("t4", user: "u1"), events: [event("e5", "passkey_login", passkey: "p")], at: later
+                challenge: Self.answeredWebAuthn("w"), passkeyId: "p", signCount: 9, backedUp: false, cloneWarning: true, session: Self.session("t4", user: "u1"), events: [event("e5", "passkey_login", passkey: "p")], at: later
             ))
             #expect(try await store.session(tokenHash: "t4") == nil)
             #expect(try await store.passkey(id: "p")?.signCount == 3)
@@ -597,15 +594,44 @@ struct StoreTests {
         }
     }
 
+    /// An answered passkey sign-in challenge as the server records it (it is not stored when issued).
+    static func answeredWebAuthn(_ value: String, keptUntil: Date = t0.addingTimeInterval(360)) -> WebAuthnChallengeRecord {
+        WebAuthnChallengeRecord(challenge: value, purpose: .authentication, userId: nil, allowCredentials: [], createdAt: t0, expiresAt: keptUntil)
+    }
+
     @Test(arguments: engines)
-    func aPasskeyIsReadWithItsOwner(database: TestDatabase) async throws {
+    func aPasskeyIsReadWithItsOwnerAndWhetherTheChallengeWasAnswered(database: TestDatabase) async throws {
         try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertPasskey(Self.passkey("p1", user: "u1"))
-            let found = try #require(try await store.passkeyAndOwner(credentialId: "cred-p1"))
+            let found = try #require(try await store.passkeySignInAttempt(credentialId: "cred-p1", challenge: "wa"))
             #expect(found.passkey == (try await store.passkey(credentialId: "cred-p1")))
             #expect(found.user == (try await store.user(id: "u1")))
-            #expect(try await store.passkeyAndOwner(credentialId: "cred-other") == nil)
+            #expect(!found.challengeUsed)
+            #expect(try await store.passkeySignInAttempt(credentialId: "cred-other", challenge: "wa") == nil)
+            // Any stored WebAuthn challenge with the value counts (an enrolment's included: values are random).
+            try await store.insertWebAuthnChallenge(
+                WebAuthnChallengeRecord(
+                    challenge: "reg", purpose: .registration, userId: "u1", allowCredentials: [], createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(60)
+                )
+            )
+            #expect(try await store.passkeySignInAttempt(credentialId: "cred-p1", challenge: "reg")?.challengeUsed == true)
+            // Of several failed attempts with one challenge, one records it; then it counts as answered.
+            let recorded = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<4 { group.addTask { try await store.recordAnsweredWebAuthnChallenge(Self.answeredWebAuthn("wa"), at: Self.t0) } }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(recorded.filter { $0 }.count == 1)
+            #expect(try await store.passkeySignInAttempt(credentialId: "cred-p1", challenge: "wa")?.challengeUsed == true)
+            #expect(try await !store.completePasskeySignIn(
+                challenge: Self.answeredWebAuthn("wa"), passkeyId: "p1", signCount: 1, backedUp: false, cloneWarning: false,
+                session: Self.session("late", user: "u1"), at: Self.t0
+            ))
+            #expect(try await store.session(tokenHash: "late") == nil)
+            // Kept until the record's expiry, then purged.
+            #expect(try await store.purgeExpired(before: Self.t0.addingTimeInterval(360)).challenges == 1)  // the enrolment's
+            #expect(try await store.purgeExpired(before: Self.t0.addingTimeInterval(361)).challenges == 1)
+            #expect(try await store.passkeySignInAttempt(credentialId: "cred-p1", challenge: "wa")?.challengeUsed == false)
         }
     }
 
@@ -614,20 +640,13 @@ struct StoreTests {
         try await Self.withStore(database) { store in
             try await store.insertUser(Self.user("u1"))
             try await store.insertPasskey(Self.passkey("p", user: "u1"))
-            let record = WebAuthnChallengeRecord(
-                challenge: "wa", purpose: .authentication, userId: nil, allowCredentials: [], createdAt: Self.t0,
-                expiresAt: Self.t0.addingTimeInterval(60)
-            )
-            try await store.insertWebAuthnChallenge(record)
-            #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .registration) == nil)
-            #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .authentication) == record)
             // Each task reports its own index: the group yields results in completion order, not in task order.
             let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
                 for index in 0..<6 {
                     group.addTask {
                         let won = try await store.completePasskeySignIn(
-                            challenge: "wa", passkeyId: "p", signCount: Int64(10 + index), backedUp: true, cloneWarning: false,
-                            session: Self.session("s\(index)", user: "u1"), at: Self.t0
+                            challenge: Self.answeredWebAuthn("wa"), passkeyId: "p", signCount: Int64(10 + index), backedUp: true,
+                            cloneWarning: false, session: Self.session("s\(index)", user: "u1"), at: Self.t0
                         )
                         return (index, won)
                     }
@@ -645,7 +664,7 @@ struct StoreTests {
             #expect(passkey.signCount == Int64(10 + winner))
             #expect(passkey.backedUp)
             #expect(passkey.lastUsedAt == Self.t0)
-            #expect(try await store.unconsumedWebAuthnChallenge("wa", purpose: .authentication) == nil)
+            #expect(try await store.passkeySignInAttempt(credentialId: "cred-p", challenge: "wa")?.challengeUsed == true)
         }
     }
 }
@@ -745,14 +764,8 @@ extension StoreTests {
             try await store.insertUser(Self.user("u1"))
             try await store.insertPasskey(Self.passkey("p", user: "u1"))
             _ = try await store.recordFailedPasskeyAssertion(id: "p", threshold: 3, at: Self.t0)
-            try await store.insertWebAuthnChallenge(
-                WebAuthnChallengeRecord(
-                    challenge: "ok", purpose: .authentication, userId: nil, allowCredentials: [], createdAt: Self.t0,
-                    expiresAt: Self.t0.addingTimeInterval(60)
-                )
-            )
             #expect(try await store.completePasskeySignIn(
-                challenge: "ok", passkeyId: "p", signCount: 1, backedUp: false, cloneWarning: false,
+                challenge: Self.answeredWebAuthn("ok"), passkeyId: "p", signCount: 1, backedUp: false, cloneWarning: false,
                 session: Self.session("s", user: "u1"), at: Self.t0
             ))
             #expect(try await store.passkey(id: "p")?.failedAttempts == 0)

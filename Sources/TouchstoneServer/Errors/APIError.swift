@@ -87,7 +87,7 @@ extension APIError {
     static let challengeNotFound = APIError(
         .unauthorized,
         code: "challenge_not_found",
-        message: "unknown or already used challenge; start again"
+        message: "unknown or already used challenge, or one issued for another registration or account; start again"
     )
     static func invalidPasskeyRegistration(_ error: any Error) -> APIError {
         .init(.badRequest, code: "invalid_passkey_registration", message: Self.webAuthnMessage(error))

@@ -25,6 +25,16 @@ struct PasskeyService: Sendable {
     let decoyKey: SymmetricKey
     /// Authenticator metadata (FIDO MDS), when configured or stored by another instance.
     let metadata: AuthenticatorMetadataService?
+    /// Sign-in challenges: issued without a write, checked by their MAC, recorded when answered.
+    let challenges: SelfContainedChallenges
+
+    /// What the key of sign-in challenges is derived for, from the key-encryption key every instance shares.
+    static let challengePurpose = "touchstone passkey sign-in challenge v1"
+    /// The binding of a sign-in challenge issued without an email: any account's passkey may answer it.
+    static let anyAccount = "any"
+    /// The binding of a sign-in challenge issued for an email: only a passkey of that account (an address without one
+    /// gets a binding no passkey has) may answer it, as only its passkeys are in `allowCredentials`.
+    static func binding(userId: String?) -> String { "user:" + (userId ?? "") }
 
     /// The WebAuthn user handle of a user: the UTF-8 bytes of the (random) user id, so it carries no personal data.
     static func userHandle(of userId: String) -> [UInt8] { Array(userId.utf8) }
@@ -154,16 +164,12 @@ struct PasskeyService: Sendable {
                 allowed = [Base64.urlEncode(Array(mac.prefix(16)))]
             }
         }
-        let challenge = self.secrets.newChallenge()
-        try await self.store.insertWebAuthnChallenge(
-            WebAuthnChallengeRecord(
-                challenge: challenge,
-                purpose: .authentication,
-                userId: userId,
-                allowCredentials: allowed,
-                createdAt: now,
-                expiresAt: now.addingTimeInterval(self.settings.timeout.timeInterval)
-            )
+        // Nothing is stored: the challenge carries its expiry and, under its MAC, the account it is for.
+        let expiresAt = now.addingTimeInterval(self.settings.timeout.timeInterval)
+        let challenge = self.challenges.issue(
+            for: email == nil ? Self.anyAccount : Self.binding(userId: userId),
+            expiresAtMillis: expiresAt.millis,
+            nonce: self.secrets.randomBytes(SelfContainedChallenges.nonceLength)
         )
         self.audit.metrics?.started(.passkey)
         return RequestOptionsJSON(
@@ -197,18 +203,46 @@ struct PasskeyService: Sendable {
         let (credentialId, clientDataJSON, authenticatorData, signature, userHandle) = try Self.invalidRequestOnFailure {
             () throws(WebAuthnError) in try response.decoded()
         }
-        // A challenge gets exactly one attempt, whatever its outcome: a failed attempt consumes it; a successful one
-        // consumes it in the transaction that stores the session (only one of several concurrent attempts can).
-        let challenge = try await self.unconsumedChallenge(in: clientDataJSON, purpose: .authentication)
+        // The challenge as the (not yet verified) client data carries it; verification then checks the client data.
+        let challengeBytes: [UInt8]
         do {
-            guard now < challenge.expiresAt else { throw APIError.challengeExpired }
+            challengeBytes = try CollectedClientData(bytes: clientDataJSON).challenge
+        } catch {
+            throw APIError.invalidPasskeyAssertion(error)
+        }
+        let challenge = Base64.urlEncode(challengeBytes)
+        // Text that no instance of any deployment issues (another ceremony's challenge, garbage): nothing to read.
+        guard SelfContainedChallenges.isWellFormed(challenge) else { throw APIError.challengeNotFound }
+        let attempt = try await self.store.passkeySignInAttempt(credentialId: Base64.urlEncode(credentialId), challenge: challenge)
+        // Issued by this deployment for any account (no email given), or for the passkey's owner (an email given).
+        let expiry = self.challenges.expiry(of: challenge, for: Self.anyAccount)
+            ?? attempt.flatMap { self.challenges.expiry(of: challenge, for: Self.binding(userId: $0.passkey.userId)) }
+        guard let attempt else {
+            // An unknown credential. A challenge issued for any account is used up by the attempt; one issued for an
+            // account cannot be told from any other text without a passkey of that account, and nothing is written.
+            if let expiry {
+                guard now.millis < expiry else { throw APIError.challengeExpired }
+                guard try await self.store.recordAnsweredWebAuthnChallenge(self.answered(challenge, expiry: expiry, at: now), at: now)
+                else {
+                    throw APIError.challengeNotFound
+                }
+            }
+            throw APIError.passkeyNotFoundForLogin
+        }
+        // A challenge gets exactly one attempt, whatever its outcome: a failed attempt records it; a successful one
+        // records it in the transaction that stores the session (only one of several concurrent attempts can).
+        guard let expiry, !attempt.challengeUsed else { throw APIError.challengeNotFound }
+        guard now.millis < expiry else { throw APIError.challengeExpired }
+        let answered = self.answered(challenge, expiry: expiry, at: now)
+        do {
             let (user, passkey, verified) = try await self.verifyAssertion(
+                attempt: attempt,
                 credentialId: credentialId,
                 clientDataJSON: clientDataJSON,
                 authenticatorData: authenticatorData,
                 signature: signature,
                 userHandle: userHandle,
-                challenge: challenge
+                challenge: challengeBytes
             )
             // A synced passkey of an account that requires device-bound ones (registered before the policy).
             if user.requireDeviceBoundPasskeys && passkey.backupEligible { throw APIError.deviceBoundPasskeyRequired }
@@ -218,7 +252,7 @@ struct PasskeyService: Sendable {
                 events.append(self.audit.event(.cloneWarning, .info, userId: user.id, passkeyId: passkey.id))
             }
             guard try await self.store.completePasskeySignIn(
-                challenge: challenge.challenge,
+                challenge: answered,
                 passkeyId: passkey.id,
                 signCount: Int64(verified.newSignCount),
                 backedUp: verified.backupState,
@@ -240,29 +274,39 @@ struct PasskeyService: Sendable {
         } catch let error as APIError where error == .challengeNotFound {
             throw error
         } catch {
-            guard try await self.store.consumeWebAuthnChallenge(challenge.challenge, purpose: .authentication, at: now) != nil else {
-                throw APIError.challengeNotFound  // consumed by another attempt meanwhile
+            guard try await self.store.recordAnsweredWebAuthnChallenge(answered, at: now) else {
+                throw APIError.challengeNotFound  // answered by another attempt meanwhile
             }
             throw error
         }
     }
 
-    /// Finds the passkey and its owner and verifies the assertion against the challenge (nothing is written).
+    /// The record of an answered sign-in challenge: kept until its expiry and a margin for instances whose clocks
+    /// differ (``BiometricService/answeredChallengeRetention``).
+    private func answered(_ challenge: String, expiry: Int64, at now: Date) -> WebAuthnChallengeRecord {
+        WebAuthnChallengeRecord(
+            challenge: challenge,
+            purpose: .authentication,
+            userId: nil,
+            allowCredentials: [],
+            createdAt: now,
+            expiresAt: Date(millis: expiry).addingTimeInterval(BiometricService.answeredChallengeRetention)
+        )
+    }
+
+    /// Verifies the assertion of the passkey read with its owner against the challenge (nothing is written but a wrong
+    /// signature's count). Which account may answer is the challenge's binding, checked before.
     private func verifyAssertion(
+        attempt: PasskeySignInAttemptRecord,
         credentialId: [UInt8],
         clientDataJSON: [UInt8],
         authenticatorData: [UInt8],
         signature: [UInt8],
         userHandle: [UInt8]?,
-        challenge: WebAuthnChallengeRecord
+        challenge: [UInt8]
     ) async throws -> (UserRecord, PasskeyRecord, VerifiedAuthentication) {
-        guard let (passkey, owner) = try await self.store.passkeyAndOwner(credentialId: Base64.urlEncode(credentialId)) else {
-            throw APIError.passkeyNotFoundForLogin
-        }
+        let passkey = attempt.passkey
         guard passkey.lockedAt == nil else { throw APIError.passkeyLocked }
-        if let expectedUser = challenge.userId, expectedUser != passkey.userId {
-            throw APIError.invalidPasskeyAssertion(WebAuthnError(.credentialNotAllowed, "the passkey belongs to another account"))
-        }
         let verified: VerifiedAuthentication
         do {
             verified = try await self.checkAssertion(
@@ -272,13 +316,13 @@ struct PasskeyService: Sendable {
                 authenticatorData: authenticatorData,
                 signature: signature,
                 userHandle: userHandle,
-                challenge: try Self.decode(challenge.challenge, field: "challenge"),
-                allowCredentials: challenge.allowCredentials.compactMap { Base64.decode($0) }
+                challenge: challenge,
+                allowCredentials: []
             )
         } catch let error as WebAuthnError {
             throw APIError.invalidPasskeyAssertion(error)
         }
-        guard let user = owner else { throw APIError.passkeyNotFoundForLogin }
+        guard let user = attempt.user else { throw APIError.passkeyNotFoundForLogin }
         return (user, passkey, verified)
     }
 
@@ -345,24 +389,6 @@ struct PasskeyService: Sendable {
     private func hintsJSON(_ requested: [PasskeyHint]?) -> [String]? {
         let hints = requested.map { $0.map(\.rawValue) } ?? self.settings.hints
         return hints.isEmpty ? nil : hints
-    }
-
-    /// Reads the challenge from the (not yet verified) client data and finds it, unconsumed; verification then checks
-    /// the client data against it.
-    private func unconsumedChallenge(in clientDataJSON: [UInt8], purpose: ChallengePurpose) async throws
-        -> WebAuthnChallengeRecord
-    {
-        let clientData: CollectedClientData
-        do {
-            clientData = try CollectedClientData(bytes: clientDataJSON)
-        } catch {
-            throw APIError.invalidPasskeyAssertion(error)
-        }
-        guard let record = try await self.store.unconsumedWebAuthnChallenge(Base64.urlEncode(clientData.challenge), purpose: purpose)
-        else {
-            throw APIError.challengeNotFound
-        }
-        return record
     }
 
     /// Reads the challenge from the (not yet verified) client data and consumes it; verification then checks the

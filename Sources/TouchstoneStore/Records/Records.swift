@@ -362,6 +362,20 @@ public struct PasskeyRecord: Sendable, Hashable {
     }
 }
 
+/// A passkey sign-in attempt's reads: the passkey, its user (`nil` only if the account vanished) and whether the
+/// attempt's challenge has been answered already (a sign-in challenge is stored when it is answered).
+public struct PasskeySignInAttemptRecord: Sendable, Hashable {
+    public var passkey: PasskeyRecord
+    public var user: UserRecord?
+    public var challengeUsed: Bool
+
+    public init(passkey: PasskeyRecord, user: UserRecord?, challengeUsed: Bool) {
+        self.passkey = passkey
+        self.user = user
+        self.challengeUsed = challengeUsed
+    }
+}
+
 /// A WebAuthn ceremony challenge (passkey registration or sign-in).
 public struct WebAuthnChallengeRecord: Sendable, Hashable {
     /// The challenge, base64url (as it appears in clientDataJSON).

@@ -119,21 +119,28 @@ extension SQLTouchstoneStore {
         return try signer.map { try UserRecord(row: PrefixedRow(base: $0, prefix: "user__")) }
     }
 
-    public func passkeyAndOwner(credentialId: String) async throws -> (passkey: PasskeyRecord, user: UserRecord?)? {
+    public func passkeySignInAttempt(credentialId: String, challenge: String) async throws -> PasskeySignInAttemptRecord? {
         try await self.executor.withReadOnlyDatabase { db in
             guard
                 let row = try await db.hot(
                     """
                     SELECT \(unsafeRaw: Self.passkeyColumns),
-                        \(unsafeRaw: Self.joinedUserColumns)
-                    FROM passkeys p LEFT JOIN users u ON u.id = p.user_id
+                        \(unsafeRaw: Self.joinedUserColumns),
+                        w.challenge AS answered_challenge
+                    FROM passkeys p
+                    LEFT JOIN users u ON u.id = p.user_id
+                    LEFT JOIN webauthn_challenges w ON w.challenge = \(bind: challenge)
                     WHERE p.credential_id = \(bind: credentialId)
                     """
                 ).first
             else {
                 return nil
             }
-            return (try PasskeyRecord(row: row), try UserRecord(joined: row, prefix: "user__"))
+            return PasskeySignInAttemptRecord(
+                passkey: try PasskeyRecord(row: row),
+                user: try UserRecord(joined: row, prefix: "user__"),
+                challengeUsed: try row.decode(column: "answered_challenge", as: String?.self) != nil
+            )
         }
     }
 }

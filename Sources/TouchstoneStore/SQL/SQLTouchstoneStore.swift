@@ -500,21 +500,28 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
-    public func unconsumedWebAuthnChallenge(_ challenge: String, purpose: ChallengePurpose) async throws
-        -> WebAuthnChallengeRecord?
-    {
-        try await self.executor.withReadOnlyDatabase { db in
-            try await db.hot(
-                """
-                SELECT challenge, purpose, user_id, allow_credentials, created_at, expires_at FROM webauthn_challenges
-                WHERE challenge = \(bind: challenge) AND purpose = \(bind: purpose.rawValue) AND consumed_at IS NULL
-                """
-            ).first.map(WebAuthnChallengeRecord.init(row:))
+    /// Inserts an answered passkey sign-in challenge, consumed at `at`, unless its value is stored; returns it if
+    /// inserted.
+    private static func recording(_ challenge: WebAuthnChallengeRecord, at: Date) -> SQLQueryString {
+        """
+        INSERT INTO webauthn_challenges (challenge, purpose, user_id, allow_credentials, created_at, expires_at, consumed_at)
+        VALUES (\(bind: challenge.challenge), \(bind: challenge.purpose.rawValue), \(bind: challenge.userId),
+            \(bind: challenge.allowCredentials.joined(separator: ",")), \(bind: challenge.createdAt.millis),
+            \(bind: challenge.expiresAt.millis), \(bind: at.millis))
+        ON CONFLICT (challenge) DO NOTHING
+        RETURNING challenge
+        """
+    }
+
+    public func recordAnsweredWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord, at: Date) async throws -> Bool {
+        // One statement: of several attempts with one value, exactly one records it.
+        try await self.executor.withDatabase { db in
+            try await db.raw(Self.recording(challenge, at: at)).first() != nil
         }
     }
 
     public func completePasskeySignIn(
-        challenge: String,
+        challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
         backedUp: Bool,
@@ -528,31 +535,19 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             return try await self.executor.withDatabase { db in
                 try await db.hot(
                     """
-                    WITH consumed AS (
-                        UPDATE webauthn_challenges SET consumed_at = \(bind: at.millis)
-                        WHERE challenge = \(bind: challenge) AND purpose = \(bind: ChallengePurpose.authentication.rawValue)
-                            AND consumed_at IS NULL
-                        RETURNING challenge
-                    ), used AS (
+                    WITH answered AS (\(Self.recording(challenge, at: at))), used AS (
                         UPDATE passkeys
                         SET \(Self.passkeyUse(signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at)), failed_attempts = 0
-                        WHERE id = \(bind: passkeyId) AND EXISTS (SELECT 1 FROM consumed)
-                    )\(Self.sessionAndEvents(session, events, ifRowIn: "consumed"))
-                    SELECT challenge FROM consumed
+                        WHERE id = \(bind: passkeyId) AND EXISTS (SELECT 1 FROM answered)
+                    )\(Self.sessionAndEvents(session, events, ifRowIn: "answered"))
+                    SELECT challenge FROM answered
                     """
                 ).first != nil
             }
         }
         return try await self.executor.withTransaction { db in
-            let consumed = try await db.raw(
-                """
-                UPDATE webauthn_challenges SET consumed_at = \(bind: at.millis)
-                WHERE challenge = \(bind: challenge) AND purpose = \(bind: ChallengePurpose.authentication.rawValue)
-                    AND consumed_at IS NULL
-                RETURNING challenge
-                """
-            ).first() != nil
-            guard consumed else { return false }
+            let answered = try await db.hot(Self.recording(challenge, at: at)).first != nil
+            guard answered else { return false }
             try await Self.recordPasskeyUse(id: passkeyId, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
             try await db.raw("UPDATE passkeys SET failed_attempts = 0 WHERE id = \(bind: passkeyId)").run()
             try await Self.insert(session, into: db)
