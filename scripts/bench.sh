@@ -6,7 +6,8 @@
 #
 # Builds release, then against a server on SQLite (one instance): `bench verify`; biometric and passkey ceremonies at
 # 1, 4, 16, 64 and 256 concurrent devices; the same at 64 devices with group commit and the key cache turned off
-# (the "before" of docs/performance.md); latency and memory with 1,000 and then 100,000 stored registrations. Then,
+# (the "before" of docs/performance.md); latency and memory with 1,000 and 100,000 stored registrations (alternately,
+# three runs each). Then,
 # when PostgreSQL can be started (scripts/postgres.sh, fsync on), the device levels again against two instances
 # sharing one database. Writes artifacts/bench/results.jsonl, results.md (the tables) and throughput.png (the plot).
 # The load generator runs on the same machine as the server(s): both share the two cores.
@@ -16,7 +17,8 @@ out=${BENCH_OUT:-artifacts/bench}
 duration=${DURATION:-10}
 levels=${LEVELS:-"1 4 16 64 256"}
 large=${LARGE:-100000}
-if [ -n "${QUICK:-}" ]; then duration=2; levels="1 16 64"; large=5000; fi
+scale_rounds=${SCALE_ROUNDS:-3}
+if [ -n "${QUICK:-}" ]; then duration=2; levels="1 16 64"; large=5000; scale_rounds=1; fi
 mkdir -p "$out"
 work=$(mktemp -d /tmp/touchstone-bench.XXXXXX)
 chmod 755 "$work"  # the PostgreSQL cluster inside runs as the postgres user
@@ -108,18 +110,24 @@ for variant in "before:TOUCHSTONE_SQLITE_COMMIT_BATCH=1 TOUCHSTONE_KEY_CACHE_SIZ
   stop_servers
 done
 
-# Stored registrations: 1,000, then $large (seeded straight into the database), 64 devices each time.
-db="$work/scale.sqlite"
-"$bin" bench seed --database "sqlite:$db" --registrations 1000 >&2
-start_server 18403 "sqlite:$db"
-bench "scale" biometric 64 "$(count_registrations "$db")" --server http://127.0.0.1:18403 --server-pid "$server_pid"
-stop_servers
-echo "== seeding up to $large registrations" >&2
-"$bin" bench seed --database "sqlite:$db" --registrations "$((large - $(count_registrations "$db")))" >&2
-start_server 18403 "sqlite:$db"
-bench "scale" biometric 64 "$(count_registrations "$db")" --server http://127.0.0.1:18403 --server-pid "$server_pid"
-scripts/query_plans.py "$db" >"$out/query-plans.txt"
-stop_servers
+# Stored registrations: a database seeded with 1,000 and one with $large, 64 devices, run alternately $scale_rounds
+# times each: the machine's speed drifts by a fifth within minutes (the load generator's own CPU per ceremony, which
+# the table size cannot change, moves as much), and alternating puts both sizes under the same drift. The report
+# compares their medians.
+small_db="$work/scale-small.sqlite"
+large_db="$work/scale-large.sqlite"
+"$bin" bench seed --database "sqlite:$small_db" --registrations 1000 >&2
+echo "== seeding $large registrations" >&2
+"$bin" bench seed --database "sqlite:$large_db" --registrations "$large" >&2
+for _ in $(seq 1 "$scale_rounds"); do
+  for size in small large; do
+    db="$work/scale-$size.sqlite"
+    start_server 18403 "sqlite:$db"
+    bench "scale-$size" biometric 64 "$(count_registrations "$db")" --server http://127.0.0.1:18403 --server-pid "$server_pid"
+    stop_servers
+  done
+done
+scripts/query_plans.py "$large_db" >"$out/query-plans.txt"
 
 # PostgreSQL, two instances sharing one database, when a cluster can be started here.
 if pg_url=$(PG_FSYNC=on scripts/postgres.sh start "$work/pg" 55499 2>"$work/pg.log"); then
