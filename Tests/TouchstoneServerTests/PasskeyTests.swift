@@ -279,11 +279,15 @@ struct PasskeyTests {
                 let options = try await client.request(.post, "/v1/passkeys/authentications/options", json: email.map { ["email": $0] } ?? [:])
                 return try #require(options.value("challenge"))
             }
-            func answer(_ challenge: String) async throws -> JSONTestResponse {
+            // A credential the server never registered (created, not verified).
+            let creation = try await client.request(.post, "/v1/passkeys/registrations/options", token: account.token, json: [:])
+            var (stranger, _) = try VirtualAuthenticator().respond(toCreationOptions: Array(creation.body), origin: Self.origin)
+            func answer(_ challenge: String, unknownCredential: Bool = false) async throws -> JSONTestResponse {
                 let requestOptions: [String: Any] = ["challenge": challenge, "rpId": "app.example", "allowCredentials": []]
-                let assertion = try browser.authenticator.respond(
-                    toRequestOptions: Array(try JSONSerialization.data(withJSONObject: requestOptions)), credential: &credential, origin: Self.origin
-                )
+                let body = Array(try JSONSerialization.data(withJSONObject: requestOptions))
+                let assertion = unknownCredential
+                    ? try VirtualAuthenticator().respond(toRequestOptions: body, credential: &stranger, origin: Self.origin)
+                    : try browser.authenticator.respond(toRequestOptions: body, credential: &credential, origin: Self.origin)
                 return try await client.request(.post, "/v1/passkeys/authentications/verify", raw: String(decoding: assertion, as: UTF8.self))
             }
 
@@ -310,9 +314,19 @@ struct PasskeyTests {
             #expect(try await store.passkeySignInAttempt(credentialId: credentialId, challenge: issued)?.challengeUsed == true)
             #expect(try await answer(issued).errorCode == "challenge_not_found")
 
-            // At the end of the ceremony's timeout, expired (and nothing to record).
+            // An unknown credential uses up a challenge issued for any account; one issued for an account cannot be
+            // checked without a passkey of it, and stays answerable.
+            let anyAccount = try await options()
+            #expect(try await answer(anyAccount, unknownCredential: true).errorCode == "passkey_not_found")
+            #expect(try await answer(anyAccount).errorCode == "challenge_not_found")
+            let forAccount = try await options(email: "mac@example.com")
+            #expect(try await answer(forAccount, unknownCredential: true).errorCode == "passkey_not_found")
+            #expect(try await answer(forAccount).status == .ok)
+
+            // At the end of the ceremony's timeout, expired (and nothing to record), whichever credential answers.
             let late = try await options()
             clock.advance(by: 300)
+            #expect(try await answer(late, unknownCredential: true).errorCode == "challenge_expired")
             #expect(try await answer(late).errorCode == "challenge_expired")
             #expect(try await store.passkeySignInAttempt(credentialId: credentialId, challenge: late)?.challengeUsed == false)
         }
