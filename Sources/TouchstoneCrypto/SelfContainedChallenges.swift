@@ -48,14 +48,23 @@ public struct SelfContainedChallenges: Sendable {
     /// Whether `challenge` has the form of an issued challenge (length, encoding, version), whoever issued it and for
     /// whatever binding: what can be told without the binding.
     public static func isWellFormed(_ challenge: String) -> Bool {
-        guard challenge.utf8.count == Self.encodedLength, let bytes = Base64.urlDecodeCanonical(challenge) else { return false }
-        return bytes.count == Self.bodyLength + Self.tagLength && bytes[0] == Self.version
+        Self.wellFormedBytes(challenge) != nil
+    }
+
+    /// The bytes of a challenge of the issued form, decoded once; `nil` for anything else.
+    private static func wellFormedBytes(_ challenge: String) -> [UInt8]? {
+        guard challenge.utf8.count == Self.encodedLength, let bytes = Base64.urlDecodeCanonical(challenge),
+            bytes.count == Self.bodyLength + Self.tagLength, bytes[0] == Self.version
+        else {
+            return nil
+        }
+        return bytes
     }
 
     /// The expiry (milliseconds since 1970) of `challenge` when it is one this key issued for `binding`; `nil` for
     /// anything else (another binding, another key, altered or malformed text). Expiry is for the caller to compare.
     public func expiry(of challenge: String, for binding: String) -> Int64? {
-        guard Self.isWellFormed(challenge), let bytes = Base64.urlDecodeCanonical(challenge) else { return nil }
+        guard let bytes = Self.wellFormedBytes(challenge) else { return nil }
         let body = Array(bytes[..<Self.bodyLength])
         let expected = self.tag(body: body, binding: binding)
         guard ConstantTime.equal(expected, Array(bytes[Self.bodyLength...])) else { return nil }
