@@ -199,8 +199,13 @@ import Testing
         let statistics = checkpointer.statistics
         #expect(statistics.checkpoints >= 2)
         #expect(statistics.restarts >= 2)
-        // Never near the hard limit's 160 frames, let alone the 2,000 written.
-        #expect(statistics.maximumFrames < checkpointer.hardLimit)
+        // Bounded: the 2,000 frames written never pile up. The checkpointer's thread normally keeps the log well below
+        // the hard limit (160 frames); on a machine busy enough to starve that thread (a build beside the tests) the
+        // writer checkpoints at the limit itself now and then, and the log passes it by a commit or two before it
+        // starts over. Most restarts must come from the checkpointer's copies, finished by the writer: with that finish
+        // broken, every restart is one at the limit.
+        #expect(statistics.maximumFrames < 2 * checkpointer.hardLimit)
+        #expect(statistics.writerCheckpointsAtLimit * 2 < statistics.restarts)
         #expect(try await self.count(executor) == 1_000)
         try await executor.shutdown()
         // Everything is in the database file once closed.
