@@ -236,15 +236,8 @@ struct ConfirmationTests {
             let (id, _) = try await Self.pending(client, owner)
             let options = try await client.request(.post, "/v1/confirmations/\(id)/passkey-options", token: owner.account.token)
             let assertion = try browser.authenticator.respond(toRequestOptions: Array(options.body), credential: &credential, origin: PasskeyTests.origin)
-            var object = try #require(try JSONSerialization.jsonObject(with: Data(assertion)) as? [String: Any])
-            var response = try #require(object["response"] as? [String: Any])
-            let encodedSignature = try #require(response["signature"] as? String)
-            var signature = try #require(Base64.decode(encodedSignature))
-            signature[signature.count - 1] ^= 0x01
-            response["signature"] = Base64.urlEncode(signature)
-            object["response"] = response
             let wrong = try await client.request(
-                .post, "/v1/confirmations/\(id)/passkey-verify", raw: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+                .post, "/v1/confirmations/\(id)/passkey-verify", raw: try PasskeyTests.damagingSignature(of: assertion))
             #expect(wrong.status == .unauthorized && wrong.errorCode == "invalid_signature")
             // A credential the server does not know.
             var stranger = VirtualAuthenticator().register(rpId: "app.example", origin: PasskeyTests.origin, challenge: [1], userHandle: [1]).credential

@@ -23,6 +23,19 @@ struct PasskeyTests {
         }
     }
 
+    /// An assertion's JSON (`credential.toJSON()`) with the last byte of its signature changed: well formed, and it
+    /// does not verify.
+    static func damagingSignature(of assertion: [UInt8]) throws -> String {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(assertion)) as? [String: Any])
+        var response = try #require(object["response"] as? [String: Any])
+        let encoded = try #require(response["signature"] as? String)
+        var signature = try #require(Base64.decode(encoded))
+        signature[signature.count - 1] ^= 0x01
+        response["signature"] = Base64.urlEncode(signature)
+        object["response"] = response
+        return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
     /// Steps of the passkey API driven by a virtual authenticator.
     struct Browser {
         let client: any TestClientProtocol
