@@ -27,7 +27,8 @@ struct LostRaceTests {
         let (store, inner, database) = try await Self.store("biometric-race")
         defer { TemporaryFiles.remove(database) }
         let configuration = TestServer.configuration { $0.keyCacheSize = keyCacheSize }
-        try await TestServer.run(configuration: configuration, store: store) { client in
+        let clock = ManualClock()
+        try await TestServer.run(configuration: configuration, clock: clock, store: store) { client in
             let flow = Flow(client: client)
             let account = try await flow.signUp()
             let device = TestDeviceKey(.es256)
@@ -52,7 +53,7 @@ struct LostRaceTests {
             #expect(try await inner.signInAttempt(registrationId: id, challenge: second)?.challengeUsed == true)
             let logins = try await flow.events(account.token).filter { $0["type"] as? String == "biometric_login" }
             #expect(logins.allSatisfy { $0["outcome"] as? String != "success" })
-            #expect(try await inner.activeSessions(userId: account.userId, at: Date()).count == 1)  // the sign-up's
+            #expect(try await inner.activeSessions(userId: account.userId, at: clock.now).count == 1)  // the sign-up's
 
             // Unarmed, the next challenge signs in.
             #expect(try await flow.login(id, device).status == .ok)
@@ -64,7 +65,8 @@ struct LostRaceTests {
     @Test func passkeySignInsThatLoseTheRaceAreRefusedAndLeaveNothing() async throws {
         let (store, inner, database) = try await Self.store("passkey-race")
         defer { TemporaryFiles.remove(database) }
-        try await TestServer.run(configuration: PasskeyTests.configuration(), store: store) { client in
+        let clock = ManualClock()
+        try await TestServer.run(configuration: PasskeyTests.configuration(), clock: clock, store: store) { client in
             let account = try await Flow(client: client).signUp("race@example.com")
             let browser = PasskeyTests.Browser(client: client)
             var (credential, _) = try await browser.register(account.token)
@@ -102,7 +104,7 @@ struct LostRaceTests {
             // The valid assertion that lost stored nothing of its use; the sign count is the registration's.
             let passkey = try #require(try await inner.passkey(credentialId: credentialId))
             #expect(passkey.signCount == signCount)
-            #expect(try await inner.activeSessions(userId: account.userId, at: Date()).count == 1)  // the sign-up's
+            #expect(try await inner.activeSessions(userId: account.userId, at: clock.now).count == 1)  // the sign-up's
 
             // Unarmed, the next challenge signs in.
             #expect(try await answer(try await options()).status == .ok)

@@ -11,8 +11,10 @@ final class RacingStore: TouchstoneStore, @unchecked Sendable {
     let inner: any TouchstoneStore
     private let lock = NSLock()
     private var armed = false
+    private var lost = 0
+
     /// How many races this store has made its caller lose.
-    private(set) var racesLost = 0
+    var racesLost: Int { self.lock.withLock { self.lost } }
 
     init(_ inner: any TouchstoneStore) {
         self.inner = inner
@@ -26,7 +28,7 @@ final class RacingStore: TouchstoneStore, @unchecked Sendable {
     private func takeRace() -> Bool {
         self.lock.withLock {
             defer { self.armed = false }
-            if self.armed { self.racesLost += 1 }
+            if self.armed { self.lost += 1 }
             return self.armed
         }
     }
