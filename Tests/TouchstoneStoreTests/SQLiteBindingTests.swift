@@ -38,4 +38,36 @@ struct SQLiteBindingTests {
         }
         try await executor.shutdown()
     }
+
+    /// Text is bound by its length: a NUL is a character, stored and compared like any other, so `id\u{0}anything`
+    /// never finds the row `id` (bound up to a terminator, it did: issue #29, item 1).
+    @Test func textWithANulIsStoredWholeAndNeverMatchesItsPrefix() async throws {
+        let executor = try await SQLiteExecutor.open(.memory, logger: Logger(label: "test"))
+        let withNul = "reg-1\u{0}anything"
+        let rows = try await executor.withDatabase { db in
+            try await db.raw("CREATE TABLE t (id TEXT PRIMARY KEY, b BLOB)").run()
+            try await db.raw("INSERT INTO t (id, b) VALUES (\(bind: "reg-1"), \(bind: [UInt8]()))").run()
+            try await db.raw("INSERT INTO t (id, b) VALUES (\(bind: withNul), \(bind: [UInt8]([0, 1, 0])))").run()
+            return try await db.raw("SELECT id, length(CAST(id AS BLOB)) AS n, hex(b) AS b FROM t WHERE id = \(bind: withNul)").all()
+        }
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(try row.decode(column: "id", as: String.self) == withNul)
+        #expect(try row.decode(column: "n", as: Int64.self) == Int64(withNul.utf8.count))
+        #expect(try row.decode(column: "b", as: String.self) == "000100")
+        // The prefix alone finds only its own row; the empty text and the empty blob are values, not NULL.
+        let (prefixRows, empty) = try await executor.withDatabase { db in
+            let prefix = try await db.raw("SELECT id FROM t WHERE id = \(bind: "reg-1")").all()
+            let empty = try await db.raw(
+                "SELECT \(bind: "") IS NULL AS textIsNull, b IS NULL AS blobIsNull, length(b) AS n FROM t WHERE id = \(bind: "reg-1")"
+            ).first()
+            return (prefix, empty)
+        }
+        #expect(prefixRows.count == 1)
+        let flags = try #require(empty)
+        #expect(try flags.decode(column: "textIsNull", as: Int64.self) == 0)
+        #expect(try flags.decode(column: "blobIsNull", as: Int64.self) == 0)
+        #expect(try flags.decode(column: "n", as: Int64.self) == 0)
+        try await executor.shutdown()
+    }
 }

@@ -105,7 +105,7 @@ struct GRDBSQLDatabase: SQLDatabase {
     private static func bind(_ value: Any, at index: Int32, to handle: OpaquePointer) -> Int32 {
         switch value {
         case let text as String:
-            return sqlite3_bind_text(handle, index, text, -1, Self.transient)
+            return Self.bind(text: text, at: index, to: handle)
         case let number as Int64:
             return sqlite3_bind_int64(handle, index, number)
         case let number as Int:
@@ -115,14 +115,14 @@ struct GRDBSQLDatabase: SQLDatabase {
         case let flag as Bool:
             return sqlite3_bind_int64(handle, index, flag ? 1 : 0)
         case let bytes as [UInt8]:
-            return bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+            return bytes.withUnsafeBytes { Self.bind(blob: $0, at: index, to: handle) }
         case let number as Int32:
             return sqlite3_bind_int64(handle, index, Int64(number))
         case let data as Data:
-            return data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+            return data.withUnsafeBytes { Self.bind(blob: $0, at: index, to: handle) }
         case let text as String?:
             guard let text else { return sqlite3_bind_null(handle, index) }
-            return sqlite3_bind_text(handle, index, text, -1, Self.transient)
+            return Self.bind(text: text, at: index, to: handle)
         case let number as Int64?:
             guard let number else { return sqlite3_bind_null(handle, index) }
             return sqlite3_bind_int64(handle, index, number)
@@ -134,6 +134,28 @@ struct GRDBSQLDatabase: SQLDatabase {
             }
             return SQLITE_MISMATCH
         }
+    }
+
+    /// Binds text by its UTF-8 byte length, never up to a terminator: a NUL inside the text is a character SQLite
+    /// stores and compares, so what is stored is exactly what was validated, hashed or signed (with a length of -1,
+    /// SQLite would read only up to the first NUL: `id\u{0}anything` would find the row `id`).
+    private static func bind(text: String, at index: Int32, to handle: OpaquePointer) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            // An empty buffer may have no address, which SQLite would bind as NULL: bind the empty text as such.
+            guard let base = utf8.baseAddress, utf8.count > 0 else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+            guard let count = Int32(exactly: utf8.count) else { return SQLITE_TOOBIG }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                sqlite3_bind_text(handle, index, $0, count, Self.transient)
+            }
+        }
+    }
+
+    /// Binds bytes by their length; an empty blob is bound as a zero-length blob, not NULL.
+    private static func bind(blob: UnsafeRawBufferPointer, at index: Int32, to handle: OpaquePointer) -> Int32 {
+        guard let count = Int32(exactly: blob.count) else { return SQLITE_TOOBIG }
+        guard let base = blob.baseAddress, count > 0 else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return sqlite3_bind_blob(handle, index, base, count, Self.transient)
     }
 
     private static func value(_ handle: OpaquePointer, _ column: Int32) -> DatabaseValue {
