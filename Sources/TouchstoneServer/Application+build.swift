@@ -24,6 +24,11 @@ public func buildApplication(
     configuration: TouchstoneConfiguration,
     dependencies: TouchstoneDependencies = .live
 ) async throws -> some ApplicationProtocol {
+    // Every time the server reads is rounded to the store's precision (milliseconds) once, here: what a response
+    // says and what a later read of the stored object says are then the same instant (issue #29, item 2).
+    var dependencies = dependencies
+    let clock = dependencies.now
+    dependencies.now = { Date(millis: clock().millis) }
     var logger: Logger
     if let injected = dependencies.logger {
         logger = injected
@@ -292,12 +297,13 @@ func buildRouter(
             MetricsController(metrics: metrics, store: store, now: now).addRoutes(to: router)
         }
     }
-    router.add(middleware: ErrorMiddleware())
-    router.add(middleware: BodyLimitMiddleware(limit: configuration.maxRequestBodySize))
+    let allowedMethods = AllowedMethods()
+    router.add(middleware: ErrorMiddleware(allowed: allowedMethods))
+    router.add(middleware: RequestLimitsMiddleware(limit: configuration.maxRequestBodySize))
     router.add(middleware: ClientInfoMiddleware(trustedProxies: configuration.rateLimits.trustedProxies))
 
     SystemController(configuration: configuration, store: store, policy: policy).addRoutes(to: router)
-    WebController().addRoutes(to: router)
+    WebController(origin: configuration.passkeys.origins.first).addRoutes(to: router)
     AppAssociationController(settings: configuration.passkeys).addRoutes(to: router)
     AccountController(
         store: store,
@@ -394,6 +400,7 @@ func buildRouter(
         store: store,
         jwksMaxAge: Int(configuration.tokens.jwksMaxAge.components.seconds)
     ).addRoutes(to: router, authenticator: authenticator)
+    allowedMethods.load(from: router)
     return router
 }
 

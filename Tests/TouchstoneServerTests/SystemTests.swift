@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TouchstoneCrypto
-import TouchstoneServer
+@testable import TouchstoneServer
 import TouchstoneStore
 import TouchstoneWebAuthn
 import TouchstoneTesting
@@ -31,6 +31,49 @@ struct SystemTests {
             // The token is never written to storage by the page.
             #expect(!String(decoding: script.body, as: UTF8.self).contains("localStorage.setItem"))
             #expect(try await client.request(.get, "/style.css").status == .ok)
+        }
+    }
+
+    /// Issue #29, item 3: a browser that opens the page on the address `serve` listens on (an IP address, where
+    /// passkeys cannot work) is sent to `localhost` on the same port, or to the configured origin; the browser test
+    /// opens `http://127.0.0.1:PORT/` for real.
+    @Test func aBrowserOnAnIPAddressIsSentToTheOrigin() async throws {
+        func request(_ authority: String) -> Request {
+            Request(head: HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/"), body: .init(buffer: ByteBuffer()))
+        }
+        let web = WebController()
+        for (host, location) in [
+            ("127.0.0.1:8080", "http://localhost:8080/"), ("[::1]:9000", "http://localhost:9000/"), ("127.0.0.1", "http://localhost/"),
+            ("10.1.2.3:8443", "http://localhost:8443/"),
+        ] {
+            #expect(web.canonicalLocation(for: request(host)) == location, "\(host)")
+        }
+        for host in ["localhost:8080", "auth.example.com", "127.0.0.1.example.com:80", "256.1.1.1", "[::1", "1.2.3.4:99999"] {
+            #expect(web.canonicalLocation(for: request(host)) == nil, "\(host)")
+        }
+        #expect(WebController(origin: "https://auth.example.com").canonicalLocation(for: request("192.0.2.7")) == "https://auth.example.com/")
+    }
+
+    /// Issue #29, item 4: a known path with a method it does not have answers 405 `method_not_allowed` with `Allow`;
+    /// an unknown path is still 404 `not_found`.
+    @Test func aWrongMethodOnAKnownPathIs405WithAllow() async throws {
+        try await TestServer.run { client in
+            for (method, path, allow) in [
+                (HTTPRequest.Method("TRACE")!, "/health", "GET"), (.put, "/v1/users", "POST"), (.get, "/v1/sessions", "POST"),
+                (.put, "/v1/passkeys/some-id", "DELETE, PATCH"), (.post, "/v1/session", "DELETE, GET"),
+                (.delete, "/v1/confirmations/abc/approve", "POST"), (.patch, "/openapi.json/", "GET"),
+            ] {
+                let response = try await client.request(method, path)
+                #expect(response.status == .methodNotAllowed, "\(method) \(path)")
+                #expect(response.errorCode == "method_not_allowed", "\(method) \(path)")
+                #expect(response.headers[.allow] == allow, "\(method) \(path)")
+            }
+            for path in ["/nope", "/v1/passkeys/a/b/c", "/v1"] {
+                let response = try await client.request(.get, path)
+                #expect(response.status == .notFound, "\(path)")
+                #expect(response.errorCode == "not_found")
+                #expect(response.headers[.allow] == nil)
+            }
         }
     }
 

@@ -28,7 +28,7 @@ struct BiometricAuthenticationController {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.registrationId = try container.decodeStringIfPresent(.registrationId, maxLength: 64)
-            self.publicKey = try container.decodeStringIfPresent(.publicKey, maxLength: 2 * DevicePublicKey.maxEncodedLength)
+            self.publicKey = try container.decodeStringIfPresent(.publicKey, maxLength: 2 * DevicePublicKey.maxEncodedLength, allowLineBreaks: true)
         }
     }
 

@@ -45,7 +45,7 @@ struct BiometricRegistrationController {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.publicKey = try container.decodeString(.publicKey, maxLength: 2 * DevicePublicKey.maxEncodedLength)
+            self.publicKey = try container.decodeString(.publicKey, maxLength: 2 * DevicePublicKey.maxEncodedLength, allowLineBreaks: true)
             self.algorithm = try container.decodeString(.algorithm, maxLength: 16)
             self.deviceId = try container.decodeString(.deviceId, maxLength: 200)
             self.deviceName = try container.decodeDisplayTextIfPresent(.deviceName)
@@ -159,7 +159,7 @@ struct BiometricRegistrationController {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.pin = try container.decodeString(.pin, maxLength: 8)
+            self.pin = try container.decodeString(.pin, maxLength: 8) { (text) throws(FieldError) in try InputRules.pin(text) }
         }
     }
 

@@ -77,7 +77,13 @@ struct ConfirmationController {
                 }
                 switch members["userId"] {
                 case nil: self.userId = nil
-                case .string(let id)? where !id.isEmpty && id.utf8.count <= 64: self.userId = id
+                case .string(let id)? where !id.isEmpty && id.utf8.count <= 64:
+                    do throws(FieldError) {
+                        try InputRules.noControlCharacters(id, field: "userId")
+                    } catch {
+                        throw APIError.invalidRequest(error.message)
+                    }
+                    self.userId = id
                 default: throw JSONInputError(path: "userId", reason: "must be a user id")
                 }
                 switch members["ttlSeconds"] {

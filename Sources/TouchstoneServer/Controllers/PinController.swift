@@ -23,7 +23,7 @@ struct PinController {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.registrationId = try container.decodeString(.registrationId, maxLength: 64)
-            self.pin = try container.decodeString(.pin, maxLength: 8)
+            self.pin = try container.decodeString(.pin, maxLength: 8) { (text) throws(FieldError) in try InputRules.pin(text) }
             self.sessionDurationMinutes = try container.decodeIntegerIfPresent(.sessionDurationMinutes)
         }
     }

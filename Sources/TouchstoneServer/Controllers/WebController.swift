@@ -8,8 +8,12 @@ struct WebController {
 
     /// The files, read once at start.
     private let files: [String: (contentType: String, body: ByteBuffer)]
+    /// The first configured web origin (`--origin`), where a browser that arrives on an IP address is sent; nil: the
+    /// development default, `http://localhost:<port>`.
+    private let origin: String?
 
-    init() {
+    init(origin: String? = nil) {
+        self.origin = origin
         var files: [String: (String, ByteBuffer)] = [:]
         let html = "text/html; charset=utf-8", script = "text/javascript; charset=utf-8", css = "text/css; charset=utf-8"
         let list = [
@@ -29,13 +33,59 @@ struct WebController {
     }
 
     func addRoutes(to router: Router<Context>) {
-        router.get("/") { _, _ in try self.serve("index.html") }
+        router.get("/") { request, _ in
+            if let target = self.canonicalLocation(for: request) {
+                return Response(status: .found, headers: [.location: target, .cacheControl: "no-store"])
+            }
+            return try self.serve("index.html")
+        }
         router.get("/app.js") { _, _ in try self.serve("app.js") }
         router.get("/style.css") { _, _ in try self.serve("style.css") }
         // "/admin" and "/admin/" are one route (the router ignores a trailing slash).
         router.get("/admin/") { _, _ in try self.serve("admin/index.html") }
         router.get("/admin/admin.js") { _, _ in try self.serve("admin/admin.js") }
         router.get("/admin/admin.css") { _, _ in try self.serve("admin/admin.css") }
+    }
+
+    /// Where to send a browser that opened the page on an IP address (`http://127.0.0.1:8080/`, the address `serve`
+    /// listens on): passkeys cannot work there, since an IP address cannot be a relying party ID (browsers answer
+    /// "This is an invalid domain."). It goes to the configured origin, or by default to `localhost` on the same port.
+    /// nil: the page was opened on a name, and is served.
+    func canonicalLocation(for request: Request) -> String? {
+        guard let authority = request.head.authority, let (host, port) = Self.split(authority),
+            Self.isIPAddress(host)
+        else {
+            return nil
+        }
+        if let origin = self.origin { return origin + "/" }
+        return "http://localhost" + (port.map { ":\($0)" } ?? "") + "/"
+    }
+
+    /// `host[:port]` or `[v6]:port`; nil when the text is neither.
+    static func split(_ authority: String) -> (host: Substring, port: Int?)? {
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            let host = authority[authority.index(after: authority.startIndex)..<close]
+            let rest = authority[authority.index(after: close)...]
+            if rest.isEmpty { return (host, nil) }
+            guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()), (1...65535).contains(port) else { return nil }
+            return (host, port)
+        }
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 1: return (parts[0], nil)
+        case 2:
+            guard let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
+            return (parts[0], port)
+        default: return nil
+        }
+    }
+
+    /// An IPv4 dotted quad, or an IPv6 literal (written without its brackets here).
+    static func isIPAddress(_ host: Substring) -> Bool {
+        if host.contains(":") { return host.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." } }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
     }
 
     private func serve(_ name: String) throws -> Response {

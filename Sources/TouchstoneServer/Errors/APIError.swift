@@ -50,6 +50,13 @@ extension APIError {
         .init(.contentTooLarge, code: "payload_too_large", message: "request body is larger than \(limit) bytes")
     }
     static let notFound = APIError(.notFound, code: "not_found", message: "no such resource")
+    /// A known path asked with a method it does not have; `Allow` lists the ones it has.
+    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method]) -> APIError {
+        let list = allowed.map(\.rawValue).joined(separator: ", ")
+        var error = APIError(.methodNotAllowed, code: "method_not_allowed", message: "\(method.rawValue) is not allowed here; use \(list)")
+        error.headers[.allow] = list
+        return error
+    }
     static let emailTaken = APIError(.conflict, code: "email_taken", message: "an account with this email already exists")
     static let invalidCredentials = APIError(.unauthorized, code: "invalid_credentials", message: "email or password is incorrect")
     static func unauthenticated(_ message: String = "a valid session token is required") -> APIError {

@@ -73,24 +73,27 @@ struct FieldError: Error {
 }
 
 extension KeyedDecodingContainer {
-    /// Decodes a required string, rejecting empty values and values longer than `maxLength`.
-    func decodeString(_ key: Key, maxLength: Int = 1024, allowEmpty: Bool = false) throws -> String {
+    /// Decodes a required string, rejecting control characters (``InputRules/noControlCharacters(_:field:kind:allowLineBreaks:)``),
+    /// empty values and values longer than `maxLength`. `allowLineBreaks` lets CR and LF through (a PEM key's lines).
+    func decodeString(_ key: Key, maxLength: Int = 1024, allowEmpty: Bool = false, allowLineBreaks: Bool = false) throws -> String {
         let value = try self.decode(String.self, forKey: key)
-        try Self.check(value, key, maxLength: maxLength, allowEmpty: allowEmpty)
+        try Self.check(value, key, maxLength: maxLength, allowEmpty: allowEmpty, controls: allowLineBreaks ? .lineBreaks : .none)
         return value
     }
 
     /// Decodes an optional string with the same limits; `null` and absence both give `nil`.
-    func decodeStringIfPresent(_ key: Key, maxLength: Int = 1024) throws -> String? {
+    func decodeStringIfPresent(_ key: Key, maxLength: Int = 1024, allowLineBreaks: Bool = false) throws -> String? {
         guard let value = try self.decodeIfPresent(String.self, forKey: key) else { return nil }
-        try Self.check(value, key, maxLength: maxLength, allowEmpty: false)
+        try Self.check(value, key, maxLength: maxLength, allowEmpty: false, controls: allowLineBreaks ? .lineBreaks : .none)
         return value
     }
 
     /// Decodes a required string and passes it through one of the ``InputRules`` (checked before anything else sees
-    /// it); `maxLength` bounds the bytes read before the rule runs.
+    /// it); `maxLength` bounds the bytes read before the rule runs. Every rule refuses control characters itself,
+    /// with its own message.
     func decodeString<T>(_ key: Key, maxLength: Int, rule: (String) throws(FieldError) -> T) throws -> T {
-        let value = try self.decodeString(key, maxLength: maxLength, allowEmpty: true)
+        let value = try self.decode(String.self, forKey: key)
+        try Self.check(value, key, maxLength: maxLength, allowEmpty: true, controls: .checkedByRule)
         do {
             return try rule(value)
         } catch {
@@ -150,7 +153,17 @@ extension KeyedDecodingContainer {
         }
     }
 
-    private static func check(_ value: String, _ key: Key, maxLength: Int, allowEmpty: Bool) throws {
+    /// Which control characters a string may hold: none, CR and LF, or whatever its rule decides.
+    private enum Controls { case none, lineBreaks, checkedByRule }
+
+    private static func check(_ value: String, _ key: Key, maxLength: Int, allowEmpty: Bool, controls: Controls) throws {
+        if controls != .checkedByRule {
+            do throws(FieldError) {
+                try InputRules.noControlCharacters(value, field: key.stringValue, allowLineBreaks: controls == .lineBreaks)
+            } catch {
+                throw DecodingError.dataCorrupted(.init(codingPath: [key], debugDescription: "", underlyingError: error))
+            }
+        }
         if !allowEmpty && value.isEmpty {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [key], debugDescription: "", underlyingError: FieldError(message: "field '\(key.stringValue)' must not be empty"))

@@ -51,6 +51,28 @@ enum InputRules {
             || scalar.properties.isNoncharacterCodePoint
     }
 
+    // MARK: Every string
+
+    /// Refuses C0 and C1 control characters (NUL, line breaks, escape, DEL...) in a string the API takes: no identifier,
+    /// token, key, name or filter has one, and a NUL in particular is where C strings end (a database binding text up
+    /// to a terminator stores and finds a shorter value than the one validated) or an error from PostgreSQL. Every JSON
+    /// string field and query parameter passes through this before anything else reads it.
+    ///
+    /// - Parameters:
+    ///   - kind: What the message calls the value: `field 'x'` (the default) or `parameter 'x'`.
+    ///   - allowLineBreaks: Let CR and LF through (the lines of a PEM public key); NUL and the rest stay refused.
+    static func noControlCharacters(_ text: String, field: String, kind: String = "field ", allowLineBreaks: Bool = false) throws(FieldError) {
+        // Fast path: ASCII without controls, the case of nearly every value.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return }
+        let isRefused = { (scalar: Unicode.Scalar) in
+            scalar.properties.generalCategory == .control && !(allowLineBreaks && (scalar == "\n" || scalar == "\r"))
+        }
+        if let bad = text.unicodeScalars.first(where: isRefused) {
+            let name = kind.isEmpty ? field : "\(kind)'\(field)'"
+            throw FieldError(message: "\(name) must not contain control characters (found U+\(Self.hex(bad)))")
+        }
+    }
+
     // MARK: PINs
 
     /// An app PIN: 4 to 8 ASCII digits, nothing else.
