@@ -111,7 +111,7 @@ public protocol TouchstoneStore: Sendable {
     func deletePasskey(id: String, userId: String) async throws -> Bool
     /// Records a successful assertion atomically: the counter only ever grows (concurrent updates keep the largest),
     /// and a clone warning increments the warning count.
-    func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws
+    func recordPasskeyUse(id: String, signCount: Int64, backupEligible: Bool, backedUp: Bool, cloneWarning: Bool, at: Date) async throws
 
     /// Counts a failed assertion of an unlocked passkey and locks it when the count reaches `threshold`, atomically;
     /// returns whether it is locked now.
@@ -129,7 +129,7 @@ public protocol TouchstoneStore: Sendable {
     func recordAnsweredWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord, at: Date) async throws -> Bool
     /// Completes a passkey sign-in atomically: records the challenge as answered (consumed at `at`) unless a challenge
     /// with its value is stored already and, only if this call recorded it, records the passkey's use (as
-    /// ``recordPasskeyUse(id:signCount:backedUp:cloneWarning:at:)``) and stores `session` and `events`.
+    /// ``recordPasskeyUse(id:signCount:backupEligible:backedUp:cloneWarning:at:)``) and stores `session` and `events`.
     ///
     /// - Returns: Whether this call recorded the challenge (`false`: someone else answered it first; nothing was
     ///   written).
@@ -137,6 +137,7 @@ public protocol TouchstoneStore: Sendable {
         challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
+        backupEligible: Bool,
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,
@@ -278,12 +279,13 @@ extension TouchstoneStore {
         try await self.completePinSignIn(registrationId: registrationId, session: session, events: [], at: at)
     }
 
-    /// ``completePasskeySignIn(challenge:passkeyId:signCount:backedUp:cloneWarning:session:events:at:)`` without audit
+    /// ``completePasskeySignIn(challenge:passkeyId:signCount:backupEligible:backedUp:cloneWarning:session:events:at:)`` without audit
     /// events.
     public func completePasskeySignIn(
         challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
+        backupEligible: Bool,
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,
@@ -293,6 +295,7 @@ extension TouchstoneStore {
             challenge: challenge,
             passkeyId: passkeyId,
             signCount: signCount,
+            backupEligible: backupEligible,
             backedUp: backedUp,
             cloneWarning: cloneWarning,
             session: session,

@@ -12,7 +12,6 @@ public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible 
         case userNotPresent = "user_not_present"
         case userNotVerified = "user_not_verified"
         case invalidBackupFlags = "invalid_backup_flags"
-        case backupEligibilityChanged = "backup_eligibility_changed"
         case algorithmNotAllowed = "algorithm_not_allowed"
         case unsupportedKey = "unsupported_key"
         case unsupportedFormat = "unsupported_attestation_format"

@@ -147,10 +147,19 @@ struct WebAuthn: AsyncParsableCommand {
         @Option(name: .customLong("user-handle"), parsing: .unconditional, help: "The account's user handle, base64url, to check userHandle against.")
         var userHandle: String?
 
+        @Option(
+            name: .customLong("backup-eligible"),
+            help: "The stored BE flag (true or false, from verify-registration's backupEligible); a change is reported, not refused."
+        )
+        var backupEligible: Bool?
+
         struct Output: Encodable {
             var newSignCount: UInt32
             var userVerified: Bool
+            var backupEligible: Bool
             var backupState: Bool
+            /// BE differs from `--backup-eligible` (false without it).
+            var backupEligibilityChanged: Bool
             var cloneWarning: Bool
         }
 
@@ -161,8 +170,7 @@ struct WebAuthn: AsyncParsableCommand {
             try await reportingFailure {
                 let response = try readJSON(AuthenticationResponseJSON.self)
                 let (credentialId, clientDataJSON, authenticatorData, signature, userHandle) = try response.decoded()
-                // Without stored state for BE, take the assertion's own (the check that BE never changes needs the
-                // value recorded at registration, which the server keeps).
+                // Without --backup-eligible, the assertion's own BE stands for the stored flag (no change to report).
                 let flags = try AuthenticatorData(bytes: authenticatorData).flags
                 let expectedHandle = try self.userHandle.map { text -> [UInt8] in
                     guard let bytes = Base64.decode(text) else { throw ValidationError("--user-handle must be base64url") }
@@ -180,7 +188,7 @@ struct WebAuthn: AsyncParsableCommand {
                         id: credentialId,
                         publicKey: publicKey,
                         signCount: self.signCount,
-                        backupEligible: flags.contains(.backupEligible),
+                        backupEligible: self.backupEligible ?? flags.contains(.backupEligible),
                         userHandle: expectedHandle ?? []
                     )
                 )
@@ -188,7 +196,9 @@ struct WebAuthn: AsyncParsableCommand {
                     Output(
                         newSignCount: result.newSignCount,
                         userVerified: result.userVerified,
+                        backupEligible: result.backupEligible,
                         backupState: result.backupState,
+                        backupEligibilityChanged: result.backupEligibilityChanged,
                         cloneWarning: result.cloneWarning
                     )
                 )

@@ -97,10 +97,11 @@ struct WebAuthnCommandTests {
 struct WebAuthnCommandHardeningTests {
     /// A passkey registered and asserted by the virtual authenticator with a challenge and user handle whose base64url
     /// begins with "-" (a first byte of 0xF8 to 0xFB encodes as "-").
-    static func assertion() -> (challenge: String, userHandle: String, publicKey: String, response: [String: Any]) {
+    static func assertion(flags: AuthenticatorData.Flags? = nil) -> (challenge: String, userHandle: String, publicKey: String, response: [String: Any]) {
         let challenge: [UInt8] = [0xF8] + (1...31).map { UInt8($0) }
         let userHandle: [UInt8] = [0xFA, 1, 2, 3]
-        let authenticator = VirtualAuthenticator()
+        var authenticator = VirtualAuthenticator()
+        if let flags { authenticator.flags = flags }
         var credential = authenticator.register(rpId: "example.org", origin: "https://example.org", challenge: [1], userHandle: userHandle)
             .credential
         let assertion = authenticator.assert(&credential, origin: "https://example.org", challenge: challenge)
@@ -114,6 +115,38 @@ struct WebAuthnCommandHardeningTests {
             ],
         ]
         return (Base64.urlEncode(challenge), Base64.urlEncode(userHandle), Base64.urlEncode(credential.publicKeyCOSE), response)
+    }
+
+    /// Issue #29, item 5: `--backup-eligible` passes the stored BE flag; a change either way is reported, not refused.
+    @Test func aBackupEligibilityChangeIsReportedNotRefused() async throws {
+        let common = ["webauthn", "verify-authentication", "--rp-id", "example.org", "--origin", "https://example.org"]
+        for (flags, stored, changed) in [
+            (AuthenticatorData.Flags([.userPresent, .userVerified, .backupEligible, .backupState]), "false", true),
+            (AuthenticatorData.Flags([.userPresent, .userVerified, .backupEligible, .backupState]), "true", false),
+            (AuthenticatorData.Flags([.userPresent, .userVerified]), "true", true),
+            (AuthenticatorData.Flags([.userPresent, .userVerified]), "false", false),
+        ] {
+            let made = Self.assertion(flags: flags)
+            let (status, output) = try await WebAuthnCommandTests.run(
+                common + ["--challenge", made.challenge, "--public-key", made.publicKey, "--backup-eligible", stored],
+                input: made.response
+            )
+            #expect(status == 0, "\(output)")
+            #expect(output["backupEligibilityChanged"] as? Bool == changed, "stored \(stored), \(output)")
+            #expect(output["backupEligible"] as? Bool == flags.contains(.backupEligible))
+        }
+        // Without the option there is nothing to compare with; BS without BE stays an error.
+        let plain = Self.assertion()
+        let (status, output) = try await WebAuthnCommandTests.run(
+            common + ["--challenge", plain.challenge, "--public-key", plain.publicKey], input: plain.response)
+        #expect(status == 0 && output["backupEligibilityChanged"] as? Bool == false)
+        let contradictory = Self.assertion(flags: [.userPresent, .userVerified, .backupState])
+        let (failed, error) = try await WebAuthnCommandTests.run(
+            common + ["--challenge", contradictory.challenge, "--public-key", contradictory.publicKey, "--backup-eligible", "true"],
+            input: contradictory.response
+        )
+        #expect(failed == 1)
+        #expect((error["error"] as? [String: Any])?["code"] as? String == "invalid_backup_flags")
     }
 
     @Test func optionValuesMayBeginWithADash() async throws {

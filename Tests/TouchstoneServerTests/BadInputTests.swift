@@ -140,7 +140,7 @@ struct FailingStore: TouchstoneStore {
     func passkeys(aaguids: [String], attestationKeyIds: [String], limit: Int) async throws -> [PasskeyRecord] { throw self.error }
     func renamePasskey(id: String, userId: String, name: String?) async throws -> Bool { throw self.error }
     func deletePasskey(id: String, userId: String) async throws -> Bool { throw self.error }
-    func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
+    func recordPasskeyUse(id: String, signCount: Int64, backupEligible: Bool, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
         throw self.error
     }
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws { throw self.error }
@@ -151,6 +151,7 @@ struct FailingStore: TouchstoneStore {
         challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
+        backupEligible: Bool,
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,

@@ -64,6 +64,7 @@ final class RacingStore: TouchstoneStore, @unchecked Sendable {
         challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
+        backupEligible: Bool,
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,
@@ -75,6 +76,7 @@ final class RacingStore: TouchstoneStore, @unchecked Sendable {
             challenge: challenge,
             passkeyId: passkeyId,
             signCount: signCount,
+            backupEligible: backupEligible,
             backedUp: backedUp,
             cloneWarning: cloneWarning,
             session: session,
@@ -191,8 +193,8 @@ final class RacingStore: TouchstoneStore, @unchecked Sendable {
     func deletePasskey(id: String, userId: String) async throws -> Bool {
         try await self.inner.deletePasskey(id: id, userId: userId)
     }
-    func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
-        try await self.inner.recordPasskeyUse(id: id, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at)
+    func recordPasskeyUse(id: String, signCount: Int64, backupEligible: Bool, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
+        try await self.inner.recordPasskeyUse(id: id, signCount: signCount, backupEligible: backupEligible, backedUp: backedUp, cloneWarning: cloneWarning, at: at)
     }
     func insertWebAuthnChallenge(_ challenge: WebAuthnChallengeRecord) async throws {
         try await self.inner.insertWebAuthnChallenge(challenge)

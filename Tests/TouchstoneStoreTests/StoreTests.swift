@@ -348,7 +348,7 @@ struct StoreTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for count in [5, 50, 7, 49, 3] as [Int64] {
                     group.addTask {
-                        try await store.recordPasskeyUse(id: "p", signCount: count, backedUp: true, cloneWarning: count < 10, at: Self.t0)
+                        try await store.recordPasskeyUse(id: "p", signCount: count, backupEligible: true, backedUp: true, cloneWarning: count < 10, at: Self.t0)
                     }
                 }
                 try await group.waitForAll()
@@ -555,12 +555,12 @@ struct StoreTests {
 
             let events = [event("e3", "passkey_login", passkey: "p"), event("e4", "clone_warning", passkey: "p")]
             #expect(try await store.completePasskeySignIn(
-                challenge: Self.answeredWebAuthn("w"), passkeyId: "p", signCount: 3, backedUp: false, cloneWarning: true, session: Self.session("t3", user: "u1"), events: events, at: later
+                challenge: Self.answeredWebAuthn("w"), passkeyId: "p", signCount: 3, backupEligible: true, backedUp: false, cloneWarning: true, session: Self.session("t3", user: "u1"), events: events, at: later
             ))
             let passkey = try #require(try await store.passkey(id: "p"))
             #expect(passkey.signCount == 3 && passkey.cloneWarnings == 1 && passkey.failedAttempts == 0 && passkey.lastUsedAt == later)
             #expect(try await !store.completePasskeySignIn(
-                challenge: Self.answeredWebAuthn("w"), passkeyId: "p", signCount: 9, backedUp: false, cloneWarning: true, session: Self.session("t4", user: "u1"), events: [event("e5", "passkey_login", passkey: "p")], at: later
+                challenge: Self.answeredWebAuthn("w"), passkeyId: "p", signCount: 9, backupEligible: true, backedUp: false, cloneWarning: true, session: Self.session("t4", user: "u1"), events: [event("e5", "passkey_login", passkey: "p")], at: later
             ))
             #expect(try await store.session(tokenHash: "t4") == nil)
             #expect(try await store.passkey(id: "p")?.signCount == 3)
@@ -624,7 +624,7 @@ struct StoreTests {
             #expect(recorded.filter { $0 }.count == 1)
             #expect(try await store.passkeySignInAttempt(credentialId: "cred-p1", challenge: "wa")?.challengeUsed == true)
             #expect(try await !store.completePasskeySignIn(
-                challenge: Self.answeredWebAuthn("wa"), passkeyId: "p1", signCount: 1, backedUp: false, cloneWarning: false,
+                challenge: Self.answeredWebAuthn("wa"), passkeyId: "p1", signCount: 1, backupEligible: true, backedUp: false, cloneWarning: false,
                 session: Self.session("late", user: "u1"), at: Self.t0
             ))
             #expect(try await store.session(tokenHash: "late") == nil)
@@ -645,7 +645,7 @@ struct StoreTests {
                 for index in 0..<6 {
                     group.addTask {
                         let won = try await store.completePasskeySignIn(
-                            challenge: Self.answeredWebAuthn("wa"), passkeyId: "p", signCount: Int64(10 + index), backedUp: true,
+                            challenge: Self.answeredWebAuthn("wa"), passkeyId: "p", signCount: Int64(10 + index), backupEligible: true, backedUp: true,
                             cloneWarning: false, session: Self.session("s\(index)", user: "u1"), at: Self.t0
                         )
                         return (index, won)
@@ -765,7 +765,7 @@ extension StoreTests {
             try await store.insertPasskey(Self.passkey("p", user: "u1"))
             _ = try await store.recordFailedPasskeyAssertion(id: "p", threshold: 3, at: Self.t0)
             #expect(try await store.completePasskeySignIn(
-                challenge: Self.answeredWebAuthn("ok"), passkeyId: "p", signCount: 1, backedUp: false, cloneWarning: false,
+                challenge: Self.answeredWebAuthn("ok"), passkeyId: "p", signCount: 1, backupEligible: true, backedUp: false, cloneWarning: false,
                 session: Self.session("s", user: "u1"), at: Self.t0
             ))
             #expect(try await store.passkey(id: "p")?.failedAttempts == 0)

@@ -307,9 +307,23 @@ struct VerificationStepTests {
         enrolled.authenticator.flags = [.userPresent, .userVerified, .backupState]
         let invalid = enrolled.authenticator.assert(&enrolled.credential, origin: Self.origin, challenge: Self.challenge)
         #expect(throws: WebAuthnError(.invalidBackupFlags, "")) { try Self.verify(invalid, enrolled) }
+        // A change of BE alone is reported, in both directions, never refused (issue #29, item 5).
+        #expect(enrolled.stored.backupEligible)
+        enrolled.authenticator.flags = [.userPresent, .userVerified, .backupEligible]
+        let unchanged = enrolled.authenticator.assert(&enrolled.credential, origin: Self.origin, challenge: Self.challenge)
+        #expect(try !Self.verify(unchanged, enrolled).backupEligibilityChanged)
         enrolled.authenticator.flags = [.userPresent, .userVerified]
-        let changed = enrolled.authenticator.assert(&enrolled.credential, origin: Self.origin, challenge: Self.challenge)
-        #expect(throws: WebAuthnError(.backupEligibilityChanged, "")) { try Self.verify(changed, enrolled) }
+        let lost = enrolled.authenticator.assert(&enrolled.credential, origin: Self.origin, challenge: Self.challenge)
+        let lostResult = try Self.verify(lost, enrolled)
+        #expect(lostResult.backupEligibilityChanged)
+        #expect(!lostResult.backupEligible)
+        enrolled.stored.backupEligible = false
+        #expect(try !Self.verify(lost, enrolled).backupEligibilityChanged)
+        enrolled.authenticator.flags = [.userPresent, .userVerified, .backupEligible, .backupState]
+        let gained = enrolled.authenticator.assert(&enrolled.credential, origin: Self.origin, challenge: Self.challenge)
+        let gainedResult = try Self.verify(gained, enrolled)
+        #expect(gainedResult.backupEligibilityChanged)
+        #expect(gainedResult.backupEligible && gainedResult.backupState)
     }
 
     @Test func step21SignatureMustVerify() async throws {

@@ -219,6 +219,7 @@ struct ConfirmationService: Sendable {
         try await self.store.recordPasskeyUse(
             id: passkey.id,
             signCount: Int64(verified.newSignCount),
+            backupEligible: verified.backupEligible,
             backedUp: verified.backupState,
             cloneWarning: verified.cloneWarning,
             at: self.now()

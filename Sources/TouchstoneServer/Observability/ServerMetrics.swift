@@ -111,6 +111,12 @@ public final class ServerMetrics: Sendable {
             Counter(label: "touchstone_pin_disabled_total", factory: self.factory).increment()
         case .cloneWarning:
             Counter(label: "touchstone_passkey_clone_warnings_total", factory: self.factory).increment()
+        case .passkeyBackupEligibilityChanged:
+            Counter(
+                label: "touchstone_passkey_backup_eligibility_changes_total",
+                dimensions: [("direction", event.reason == "now_backup_eligible" ? "gained" : "lost")],
+                factory: self.factory
+            ).increment()
         default:
             break
         }
@@ -207,6 +213,7 @@ public final class ServerMetrics: Sendable {
         ("touchstone_lockouts_total", "counter", "Registrations and passkeys locked after repeated failed signatures, by kind."),
         ("touchstone_pin_disabled_total", "counter", "App PINs disabled after repeated wrong PINs."),
         ("touchstone_passkey_clone_warnings_total", "counter", "Passkey sign-ins whose signature counter did not increase."),
+        ("touchstone_passkey_backup_eligibility_changes_total", "counter", "Passkey sign-ins whose authenticator changed the backup-eligible flag, by direction (gained, lost)."),
         ("touchstone_rate_limited_total", "counter", "Requests refused by a rate limit or the password throttle, by scope."),
         ("touchstone_access_tokens_issued_total", "counter", "Access tokens issued."),
         ("touchstone_token_introspections_total", "counter", "Token introspection requests, by whether the token was active."),

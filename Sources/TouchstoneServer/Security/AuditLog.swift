@@ -29,6 +29,7 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case passkeyLocked = "passkey.locked"
     case passkeyUnlocked = "passkey.unlocked"
     case cloneWarning = "passkey.clone_warning"
+    case passkeyBackupEligibilityChanged = "passkey.backup_eligibility_changed"
     case rateLimited = "rate_limited"
     case addressBlocked = "address.blocked"
     case addressUnblocked = "address.unblocked"

@@ -244,17 +244,26 @@ struct PasskeyService: Sendable {
                 userHandle: userHandle,
                 challenge: challengeBytes
             )
-            // A synced passkey of an account that requires device-bound ones (registered before the policy).
-            if user.requireDeviceBoundPasskeys && passkey.backupEligible { throw APIError.deviceBoundPasskeyRequired }
+            // A synced passkey of an account that requires device-bound ones: registered before the policy, or one
+            // whose authenticator now reports it backup eligible (a BE change alone never fails a sign-in).
+            if user.requireDeviceBoundPasskeys && (passkey.backupEligible || verified.backupEligible) {
+                throw APIError.deviceBoundPasskeyRequired
+            }
             let (token, session) = self.sessions.make(for: user, method: .passkey)
             var events = [self.audit.event(.passkeyLogin, userId: user.id, passkeyId: passkey.id)]
             if verified.cloneWarning {
                 events.append(self.audit.event(.cloneWarning, .info, userId: user.id, passkeyId: passkey.id))
             }
+            if verified.backupEligibilityChanged {
+                // Recorded with the sign-in (the stored flag is updated in the same write); the reason says which way.
+                let reason = verified.backupEligible ? "now_backup_eligible" : "no_longer_backup_eligible"
+                events.append(self.audit.event(.passkeyBackupEligibilityChanged, .info, userId: user.id, passkeyId: passkey.id, reason: reason))
+            }
             guard try await self.store.completePasskeySignIn(
                 challenge: answered,
                 passkeyId: passkey.id,
                 signCount: Int64(verified.newSignCount),
+                backupEligible: verified.backupEligible,
                 backedUp: verified.backupState,
                 cloneWarning: verified.cloneWarning,
                 session: session,

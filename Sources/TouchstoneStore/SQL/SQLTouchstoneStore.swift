@@ -447,29 +447,32 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         }
     }
 
-    public func recordPasskeyUse(id: String, signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
+    public func recordPasskeyUse(id: String, signCount: Int64, backupEligible: Bool, backedUp: Bool, cloneWarning: Bool, at: Date) async throws {
         try await self.executor.withDatabase { db in
-            try await Self.recordPasskeyUse(id: id, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
+            try await Self.recordPasskeyUse(id: id, signCount: signCount, backupEligible: backupEligible, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
         }
     }
 
     private static func recordPasskeyUse(
         id: String,
         signCount: Int64,
+        backupEligible: Bool,
         backedUp: Bool,
         cloneWarning: Bool,
         at: Date,
         in db: any SQLDatabase
     ) async throws {
         try await db.raw(
-            "UPDATE passkeys SET \(Self.passkeyUse(signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at)) WHERE id = \(bind: id)"
+            "UPDATE passkeys SET \(Self.passkeyUse(signCount: signCount, backupEligible: backupEligible, backedUp: backedUp, cloneWarning: cloneWarning, at: at)) WHERE id = \(bind: id)"
         ).run()
     }
 
-    /// The assignments that record a passkey's use: the counter only grows, the backup state is the latest.
-    private static func passkeyUse(signCount: Int64, backedUp: Bool, cloneWarning: Bool, at: Date) -> SQLQueryString {
+    /// The assignments that record a passkey's use: the counter only grows, the backup flags are the latest (an
+    /// authenticator may change BE; WebAuthn step 18 reports it and the service applies its policy).
+    private static func passkeyUse(signCount: Int64, backupEligible: Bool, backedUp: Bool, cloneWarning: Bool, at: Date) -> SQLQueryString {
         """
         sign_count = CASE WHEN sign_count < \(bind: signCount) THEN \(bind: signCount) ELSE sign_count END,
+        backup_eligible = \(bind: Int64(backupEligible ? 1 : 0)),
         backed_up = \(bind: Int64(backedUp ? 1 : 0)),
         clone_warnings = clone_warnings + \(bind: Int64(cloneWarning ? 1 : 0)),
         last_used_at = \(bind: at.millis)
@@ -524,6 +527,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         challenge: WebAuthnChallengeRecord,
         passkeyId: String,
         signCount: Int64,
+        backupEligible: Bool,
         backedUp: Bool,
         cloneWarning: Bool,
         session: SessionRecord,
@@ -537,7 +541,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                     """
                     WITH answered AS (\(Self.recording(challenge, at: at))), used AS (
                         UPDATE passkeys
-                        SET \(Self.passkeyUse(signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at)), failed_attempts = 0
+                        SET \(Self.passkeyUse(signCount: signCount, backupEligible: backupEligible, backedUp: backedUp, cloneWarning: cloneWarning, at: at)), failed_attempts = 0
                         WHERE id = \(bind: passkeyId) AND EXISTS (SELECT 1 FROM answered)
                     )\(Self.sessionAndEvents(session, events, ifRowIn: "answered"))
                     SELECT challenge FROM answered
@@ -548,7 +552,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         return try await self.executor.withTransaction { db in
             let answered = try await db.hot(Self.recording(challenge, at: at)).first != nil
             guard answered else { return false }
-            try await Self.recordPasskeyUse(id: passkeyId, signCount: signCount, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
+            try await Self.recordPasskeyUse(id: passkeyId, signCount: signCount, backupEligible: backupEligible, backedUp: backedUp, cloneWarning: cloneWarning, at: at, in: db)
             try await db.raw("UPDATE passkeys SET failed_attempts = 0 WHERE id = \(bind: passkeyId)").run()
             try await Self.insert(session, into: db)
             for event in events { try await Self.insert(event, into: db) }

@@ -7,8 +7,12 @@ public struct VerifiedAuthentication: Sendable, Hashable {
     /// The counter to store for the credential.
     public var newSignCount: UInt32
     public var userVerified: Bool
+    /// The BE flag of this assertion (the one to store).
     public var backupEligible: Bool
     public var backupState: Bool
+    /// BE differs from the stored credential's flag (``StoredCredential/backupEligible``): the authenticator now says
+    /// the credential can (or cannot) be backed up. Not an error; the relying party records it and applies its policy.
+    public var backupEligibilityChanged: Bool
     /// The counter did not increase although one of the two values is non-zero: the authenticator may be cloned.
     public var cloneWarning: Bool
 }
@@ -19,7 +23,7 @@ public struct StoredCredential: Sendable, Hashable {
     /// COSE_Key CBOR, as stored at registration.
     public var publicKey: [UInt8]
     public var signCount: UInt32
-    /// The BE flag seen at registration; it must never change.
+    /// The BE flag stored for the credential (seen at registration, or at its last use).
     public var backupEligible: Bool
     /// The user handle of the account owning the credential.
     public var userHandle: [UInt8]
@@ -86,10 +90,13 @@ extension RelyingParty {
         // Steps 14–17: RP ID hash, UP, UV, and BE/BS consistency.
         let authData = try AuthenticatorData(bytes: authenticatorData)
         try self.checkAuthenticatorData(authData)
-        // Step 18: BE never changes for a credential.
-        guard authData.flags.contains(.backupEligible) == credential.backupEligible else {
-            throw WebAuthnError(.backupEligibilityChanged, "the BE flag differs from registration")
-        }
+        // Step 18: BE compared with the stored flag. A change is reported (``VerifiedAuthentication/
+        // backupEligibilityChanged``), never refused here: real authenticators change it (iCloud Keychain passkeys made
+        // before the first sync report BE=0, later BE=1; KeePassXC 2.7.12 changed it for existing passkeys; early
+        // Apple builds went the other way), and a relying party that refused locked those users out. What a change
+        // means is the relying party's policy (Touchstone: an account that requires device-bound passkeys refuses a
+        // credential reporting BE=1). BS without BE stays an error (steps 14–17 above).
+        let backupEligible = authData.flags.contains(.backupEligible)
         // Steps 20–21: the signature over authenticatorData ‖ SHA-256(clientDataJSON).
         let signedData = authenticatorData + Array(SHA256.hash(data: clientDataJSON))
         guard publicKey.isValidSignature(signature, for: signedData) else {
@@ -105,8 +112,9 @@ extension RelyingParty {
             credentialId: credentialId,
             newSignCount: max(authData.signCount, credential.signCount),
             userVerified: authData.flags.contains(.userVerified),
-            backupEligible: authData.flags.contains(.backupEligible),
+            backupEligible: backupEligible,
             backupState: authData.flags.contains(.backupState),
+            backupEligibilityChanged: backupEligible != credential.backupEligible,
             cloneWarning: cloneWarning
         )
     }
