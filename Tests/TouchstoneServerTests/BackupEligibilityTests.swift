@@ -95,4 +95,24 @@ struct BackupEligibilityTests {
             #expect(try await browser.signIn(&credential).status == .ok)
         }
     }
+
+    /// A passkey approving a transaction confirmation after its authenticator changed BE: approved, the flag stored
+    /// and the change audited, as at sign-in.
+    @Test func aConfirmationApprovedAfterABackupEligibilityChangeIsRecorded() async throws {
+        try await TestServer.runWithAdminKey(configuration: ConfirmationTests.configuration()) { client, key, _ in
+            let owner = try await ConfirmationTests.owner(client, "be-confirm@example.com")
+            var browser = PasskeyTests.Browser(client: client)
+            var (credential, registered) = try await browser.register(owner.account.token)
+            try #require(registered.status == .created)
+            let (id, _) = try await ConfirmationTests.pending(client, owner)
+            let options = try await client.request(.post, "/v1/confirmations/\(id)/passkey-options", token: owner.account.token)
+            browser.authenticator.flags = Self.deviceBound
+            let assertion = try browser.authenticator.respond(toRequestOptions: Array(options.body), credential: &credential, origin: PasskeyTests.origin)
+            let approved = try await client.request(.post, "/v1/confirmations/\(id)/passkey-verify", raw: String(decoding: assertion, as: UTF8.self))
+            #expect(approved.status == .ok, "\(String(decoding: approved.body, as: UTF8.self))")
+            #expect(try await Self.listed(client, owner.account.token)["backupEligible"] as? Bool == false)
+            let events = try await Self.changes(client, key: key, userId: owner.account.userId)
+            #expect(events.map { $0["reason"] as? String } == ["no_longer_backup_eligible"])
+        }
+    }
 }

@@ -224,6 +224,11 @@ struct ConfirmationService: Sendable {
             cloneWarning: verified.cloneWarning,
             at: self.now()
         )
+        if verified.backupEligibilityChanged {
+            // As at sign-in: the new flag is stored (above) and the change recorded, never refused.
+            let reason = verified.backupEligible ? "now_backup_eligible" : "no_longer_backup_eligible"
+            try await self.audit.record(.passkeyBackupEligibilityChanged, .info, userId: passkey.userId, passkeyId: passkey.id, reason: reason)
+        }
         return result
     }
 
