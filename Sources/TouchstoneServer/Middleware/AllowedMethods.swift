@@ -26,15 +26,20 @@ final class AllowedMethods: Sendable {
         self.templates.withLockedValue { $0 = Array(byPath.values) }
     }
 
-    /// The methods the path answers, sorted; empty when no route has the path.
+    /// The methods the path answers, sorted; empty when no route has the path. As in the router, a literal segment
+    /// wins over a parameter: `/v1/biometrics/registrations/finish` is that route's, not `.../registrations/:id`'s.
     func methods(for path: String) -> [HTTPRequest.Method] {
         let segments = path.split(separator: "/")
-        var methods = Set<HTTPRequest.Method>()
+        var best: (literals: [Bool], methods: Set<HTTPRequest.Method>)?
         for template in self.templates.withLockedValue({ $0 }) where template.segments.count == segments.count {
-            if zip(template.segments, segments).allSatisfy({ $0 == nil || $0 == $1 }) {
-                methods.formUnion(template.methods)
+            guard zip(template.segments, segments).allSatisfy({ $0 == nil || $0 == $1 }) else { continue }
+            let literals = template.segments.map { $0 != nil }
+            if let current = best, current.literals == literals {
+                best?.methods.formUnion(template.methods)
+            } else if best == nil || literals.lexicographicallyPrecedes(best!.literals, by: { $0 && !$1 }) {
+                best = (literals, template.methods)
             }
         }
-        return methods.sorted { $0.rawValue < $1.rawValue }
+        return (best?.methods ?? []).sorted { $0.rawValue < $1.rawValue }
     }
 }

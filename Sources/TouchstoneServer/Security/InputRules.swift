@@ -8,7 +8,8 @@ import Foundation
 enum InputRules {
     // MARK: Passwords
 
-    /// The fewest characters (extended grapheme clusters) a new password may have.
+    /// The fewest characters a new password may have, counted as Unicode code points as sent (as NIST SP 800-63B
+    /// counts them, and as JSON Schema's `minLength` does, so the OpenAPI document states the rule exactly).
     static let minimumPasswordCharacters = 8
     /// The most UTF-8 bytes a password may have after normalisation; the hash covers all of them (see
     /// ``PasswordHasher``), so nothing past bcrypt's 72 bytes is ignored.
@@ -25,7 +26,7 @@ enum InputRules {
     /// Checks a password that is being set (sign-up, password change): the rules plus the minimum length.
     static func newPassword(_ text: String, field: String) throws(FieldError) -> Password {
         let password = try self.password(text, field: field)
-        guard password.normalized.count >= self.minimumPasswordCharacters else {
+        guard text.unicodeScalars.count >= self.minimumPasswordCharacters else {
             throw FieldError(message: "field '\(field)' must be at least \(self.minimumPasswordCharacters) characters")
         }
         return password
