@@ -73,6 +73,22 @@ struct NulInputTests {
         Row(method: .post, path: "/v1/confirmations", caller: .user, body: ["summary": "Pay" + nul]),
         Row(method: .post, path: "/v1/confirmations/{confirmation}/approve", caller: .nobody, body: ["registrationId": "{id}" + nul, "signature": "AAAA"]),
         Row(method: .post, path: "/v1/tokens/introspect", caller: .admin, body: ["token": "eyJ" + nul]),
+        Row(method: .post, path: "/v1/passkeys/registrations/options", caller: .user, body: ["hints": ["hybrid" + nul]]),
+        Row(method: .post, path: "/v1/passkeys/authentications/options", caller: .nobody, body: ["hints": ["hybrid\u{0}"]]),
+        Row(
+            method: .post, path: "/v1/passkeys/registrations/verify", caller: .user,
+            body: ["id": "AAAA" + nul, "rawId": "AAAA", "type": "public-key", "response": ["clientDataJSON": "e30", "attestationObject": "oA"]]
+        ),
+        Row(
+            method: .post, path: "/v1/passkeys/authentications/verify", caller: .nobody,
+            body: ["id": "AAAA", "rawId": "AAAA" + nul, "type": "public-key",
+                   "response": ["clientDataJSON": "e30", "authenticatorData": "AA", "signature": "AA"]]
+        ),
+        Row(
+            method: .post, path: "/v1/confirmations/{confirmation}/passkey-verify", caller: .nobody,
+            body: ["id": "AAAA", "rawId": "AAAA" + nul, "type": "public-key",
+                   "response": ["clientDataJSON": "e30", "authenticatorData": "AA", "signature": "AA"]]
+        ),
         // Query parameters are percent-decoded: %00 is a NUL.
         Row(method: .get, path: "/v1/admin/users?email=ana%00x", caller: .admin, body: nil),
         Row(method: .get, path: "/v1/admin/events?userId={user}%00x", caller: .admin, body: nil),
@@ -110,11 +126,14 @@ struct NulInputTests {
                         }
                     let response = try await client.request(row.method, fill(row.path), token: token, json: body)
                     #expect(response.status == .badRequest, "\(row.testDescription): \(String(decoding: response.body, as: UTF8.self))")
-                    #expect(response.errorCode == "invalid_request", "\(row.testDescription)")
+                    // A WebAuthn registration response is verified as a whole: its id is refused as malformed.
+                    #expect(["invalid_request", "invalid_passkey_registration"].contains(response.errorCode), "\(row.testDescription)")
                     let message = (response.json["error"] as? [String: Any])?["message"] as? String ?? ""
-                    // Named as a control character, or (a PIN) refused by its own rule: only digits.
+                    // Named as a control character, or refused by the field's own rule (a PIN: only digits; a hint:
+                    // one of three words; WebAuthn fields: base64url).
                     #expect(
-                        message.contains("control character") || message.contains("U+0000") || message.contains("4 to 8 digits"),
+                        message.contains("control character") || message.contains("U+0000") || message.contains("4 to 8 digits")
+                            || message.contains("hints") || message.contains("base64") || message.contains("malformed"),
                         "\(row.testDescription): \(message)"
                     )
                 }
