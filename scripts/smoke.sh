@@ -35,7 +35,9 @@ device() { "$bin" device "$@" --server "$server" --state "$work/device"; }
 
 expect '"enabled":true' config -- curl -fsS "$server/v1/config"
 expect '"openapi": "3.1.0"' openapi.json -- curl -fsS "$server/openapi.json"
-expect '<title>Touchstone</title>' "web page" -- curl -fsS "$server/"
+# Opened on the address serve listens on (an IP address), the page sends the browser to localhost, where passkeys work.
+expect "Location: http://localhost:$port/" "web page redirect" -- curl -sS -D - -o /dev/null "$server/"
+expect '<title>Touchstone</title>' "web page" -- curl -fsSL "$server/"
 export TOUCHSTONE_PASSWORD="correct horse battery"
 expect '"status" : "active"' enable -- device enable --email smoke@example.com --sign-up
 expect '"biometric"' login -- device login
