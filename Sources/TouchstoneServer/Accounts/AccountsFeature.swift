@@ -1,0 +1,19 @@
+import Hummingbird
+
+/// Sign-up, password sign-in, the current session, its audit trail and password changes.
+struct AccountsFeature: Feature {
+    let core: ServerCore
+
+    func addRoutes(to router: Router<TouchstoneRequestContext>) {
+        AccountController(
+            store: self.core.store,
+            sessions: self.core.sessions,
+            hasher: self.core.hasher,
+            secrets: self.core.secrets,
+            now: self.core.now,
+            limiter: self.core.limiter,
+            audit: self.core.audit,
+            reauthenticationWindow: self.core.reauthenticationWindow
+        ).addRoutes(to: router, authenticator: self.core.authenticator)
+    }
+}
