@@ -1,0 +1,60 @@
+public import Foundation
+import SQLKit
+import TouchstoneCrypto
+
+// Sessions: stored by token hash, with their idle and absolute deadlines and revocation.
+extension SQLTouchstoneStore {
+    public func insertSession(_ session: SessionRecord) async throws {
+        try await self.executor.withDatabase { db in try await Self.insert(session, into: db) }
+    }
+
+    /// `WITH` entries (each after a comma) inserting `session` and `events` once for each row of the entry `guard`
+    /// (which has one row or none): the inserts of a sign-in that completes in one statement.
+    static func sessionAndEvents(_ session: SessionRecord, _ events: [AuditEventRecord], ifRowIn guard: String) -> SQLQueryString {
+        var sql: SQLQueryString = """
+            , new_session AS (
+                INSERT INTO sessions (\(unsafeRaw: SessionRecord.insertColumns))
+                SELECT \(binds: session.insertValues) FROM \(unsafeRaw: `guard`)
+            )
+            """
+        for (index, event) in events.enumerated() {
+            sql += """
+                , new_event_\(unsafeRaw: String(index)) AS (
+                    INSERT INTO audit_events (\(unsafeRaw: AuditEventRecord.insertColumns))
+                    SELECT \(binds: event.insertValues) FROM \(unsafeRaw: `guard`)
+                )
+                """
+        }
+        return sql
+    }
+
+    static func insert(_ session: SessionRecord, into db: any SQLDatabase) async throws {
+        try await db.raw("INSERT INTO sessions (\(unsafeRaw: SessionRecord.insertColumns)) VALUES (\(binds: session.insertValues))").run()
+    }
+
+    public func session(tokenHash: String) async throws -> SessionRecord? {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.hot("SELECT \(unsafeRaw: SessionRecord.insertColumns) FROM sessions WHERE token_hash = \(bind: tokenHash)").first
+                .map(SessionRecord.init(row:))
+        }
+    }
+
+    public func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                "UPDATE sessions SET idle_expires_at = \(bind: idleExpiresAt.millis) WHERE token_hash = \(bind: tokenHash)"
+            ).run()
+        }
+    }
+
+    public func revokeSession(tokenHash: String, at: Date) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE sessions SET revoked_at = \(bind: at.millis)
+                WHERE token_hash = \(bind: tokenHash) AND revoked_at IS NULL RETURNING token_hash
+                """
+            ).first() != nil
+        }
+    }
+}

@@ -1,0 +1,28 @@
+public import Foundation
+
+/// Sessions: bearer tokens (stored as hashes), their timeouts, ids and revocation.
+///
+/// One of the aggregates of ``TouchstoneStore``; `SQLTouchstoneStore` implements it on SQLite and PostgreSQL.
+public protocol SessionStore: Sendable {
+    func insertSession(_ session: SessionRecord) async throws
+    func session(tokenHash: String) async throws -> SessionRecord?
+
+    /// Moves a session's idle deadline.
+    func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws
+
+    /// Revokes a session; returns whether a live session was revoked.
+    @discardableResult
+    func revokeSession(tokenHash: String, at: Date) async throws -> Bool
+
+    /// The user's sessions that have not ended at `at` (not revoked, not expired), newest first.
+    func activeSessions(userId: String, at: Date) async throws -> [SessionRecord]
+
+    /// The session with this `sid`, whatever its state.
+    func session(id: String) async throws -> SessionRecord?
+
+    /// Gives the session `id` unless it already has one; returns the session's id, or `nil` if there is no such session.
+    func assignSessionId(tokenHash: String, id: String) async throws -> String?
+
+    /// Revokes every live session of a user ("sign out everywhere") except `keeping` (a token hash); returns how many.
+    func revokeSessions(userId: String, keeping: String?, at: Date) async throws -> Int
+}

@@ -1,0 +1,22 @@
+public import Foundation
+
+/// Accounts: users, their password hashes and passkey policy.
+///
+/// One of the aggregates of ``TouchstoneStore``; `SQLTouchstoneStore` implements it on SQLite and PostgreSQL.
+public protocol UserStore: Sendable {
+    /// Inserts a user. Throws ``StoreError/conflict(_:)`` when the email is taken.
+    func insertUser(_ user: UserRecord) async throws
+    func user(id: String) async throws -> UserRecord?
+
+    /// Looks a user up by normalised email.
+    func user(email: String) async throws -> UserRecord?
+
+    /// Sets whether the user's passkeys must be device-bound; false when there is no such user.
+    func setRequireDeviceBoundPasskeys(userId: String, required: Bool) async throws -> Bool
+
+    /// Users, newest first, optionally only those whose email contains `emailContaining`, after the user `afterId`.
+    func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord]
+
+    /// Replaces a user's password hash; returns whether the user exists.
+    func updatePassword(userId: String, passwordHash: String) async throws -> Bool
+}
