@@ -80,6 +80,39 @@ public struct RateLimitSettings: Sendable {
     public var failedCredentialsPerAddress = FailureLimit(count: 50, window: 15 * 60)
 
     public init() {}
+
+    /// Reads `TOUCHSTONE_RATE_LIMITS`, `TOUCHSTONE_RATE_LIMIT_PER_*`, `TOUCHSTONE_LOGIN_FAILURE_THRESHOLD`,
+    /// `TOUCHSTONE_FAILED_LOGINS_PER_ADDRESS` and `TOUCHSTONE_TRUSTED_PROXIES`.
+    mutating func read(_ environment: [String: String]) throws {
+        if let value = environment["TOUCHSTONE_RATE_LIMITS"] {
+            switch value.lowercased() {
+            case "on", "true": self.enabled = true
+            case "off", "false": self.enabled = false
+            default: throw ConfigurationError("TOUCHSTONE_RATE_LIMITS", value)
+            }
+        }
+        if let value = environment["TOUCHSTONE_RATE_LIMIT_PER_ADDRESS"] {
+            guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_RATE_LIMIT_PER_ADDRESS", value) }
+            self.perAddress = limit
+        }
+        if let value = environment["TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT"] {
+            guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT", value) }
+            self.perAccount = limit
+        }
+        if let value = environment["TOUCHSTONE_LOGIN_FAILURE_THRESHOLD"] {
+            guard let threshold = Int(value), (1...1000).contains(threshold) else {
+                throw ConfigurationError("TOUCHSTONE_LOGIN_FAILURE_THRESHOLD", value)
+            }
+            self.loginFailureThreshold = threshold
+        }
+        if let value = environment["TOUCHSTONE_FAILED_LOGINS_PER_ADDRESS"] {
+            guard let limit = FailureLimit(value) else { throw ConfigurationError("TOUCHSTONE_FAILED_LOGINS_PER_ADDRESS", value) }
+            self.failedCredentialsPerAddress = limit
+        }
+        if let list = environment["TOUCHSTONE_TRUSTED_PROXIES"] {
+            self.trustedProxies = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+    }
 }
 
 /// In-memory GCRA buckets for per-address limits: cheap, and per instance (documented as such).
