@@ -14,6 +14,21 @@ public protocol TouchstoneStore: UserStore, SessionStore, DeviceKeyStore, Challe
     func checkHealth() async throws
     /// Closes connections. The store is unusable afterwards.
     func shutdown() async throws
+    /// Runs `body` as one unit of work: every method of every aggregate called on the store `body` is given joins one
+    /// transaction, committed when `body` returns and rolled back when it throws. For a change that spans aggregates
+    /// (a user, its first session and their audit events), instead of a method per combination:
+    ///
+    /// ```swift
+    /// try await store.unitOfWork { tx in
+    ///     try await tx.insertUser(user)
+    ///     try await tx.insertSession(session)
+    ///     try await tx.insertAuditEvent(event)
+    /// }
+    /// ```
+    ///
+    /// The store given to `body` is for that call only. (The sign-ins' completions stay single methods:
+    /// one statement each on PostgreSQL, measured in docs/performance.md.)
+    func unitOfWork<R: Sendable>(_ body: @Sendable (any TouchstoneStore) async throws -> R) async throws -> R
     /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations none of whose challenges
     /// is still answerable at `cutoff` (abandoned enrolments).
     func purgeExpired(before cutoff: Date) async throws -> PurgeResult

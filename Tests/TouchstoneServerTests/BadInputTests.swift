@@ -132,6 +132,7 @@ struct FailingStore: TouchstoneStore {
         throw self.error
     }
     func purgeExpired(before cutoff: Date) async throws -> PurgeResult { throw self.error }
+    func unitOfWork<R: Sendable>(_ body: @Sendable (any TouchstoneStore) async throws -> R) async throws -> R { throw self.error }
     func insertPasskey(_ passkey: PasskeyRecord) async throws { throw self.error }
     func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
     func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }

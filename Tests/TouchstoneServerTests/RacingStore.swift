@@ -175,6 +175,9 @@ final class RacingStore: TouchstoneStore, @unchecked Sendable {
     func purgeExpired(before cutoff: Date) async throws -> PurgeResult {
         try await self.inner.purgeExpired(before: cutoff)
     }
+    func unitOfWork<R: Sendable>(_ body: @Sendable (any TouchstoneStore) async throws -> R) async throws -> R {
+        try await self.inner.unitOfWork(body)
+    }
     func insertPasskey(_ passkey: PasskeyRecord) async throws { try await self.inner.insertPasskey(passkey) }
     func passkey(id: String) async throws -> PasskeyRecord? { try await self.inner.passkey(id: id) }
     func passkey(credentialId: String) async throws -> PasskeyRecord? {

@@ -51,13 +51,19 @@ struct AccountController {
             passwordHash: try await self.hasher.hash(input.password),
             createdAt: self.now()
         )
+        // The account, its event and its first session commit together or not at all (one unit of work).
+        let event = self.audit.event(.userCreated, userId: user.id)
+        let (token, session) = self.sessions.make(for: user, method: .password)
         do {
-            try await self.store.insertUser(user)
+            try await self.store.unitOfWork { store in
+                try await store.insertUser(user)
+                try await store.insertAuditEvent(event)
+                try await store.insertSession(session)
+            }
         } catch let error as StoreError where error == .conflict {
             throw APIError.emailTaken
         }
-        try await self.audit.record(.userCreated, userId: user.id)
-        let (token, session) = try await self.sessions.create(for: user, method: .password)
+        self.audit.committed([event])
         return JSONResponse(.created, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
 
