@@ -28,7 +28,7 @@ struct LostRaceTests {
         defer { TemporaryFiles.remove(database) }
         let configuration = TestServer.configuration { $0.keyCacheSize = keyCacheSize }
         let clock = ManualClock()
-        try await TestServer.run(configuration: configuration, clock: clock, store: store) { client in
+        try await TestServer.run(configuration: configuration, clock: clock, store: store.store) { client in
             let flow = Flow(client: client)
             let account = try await flow.signUp()
             let device = TestDeviceKey(.es256)
@@ -66,7 +66,7 @@ struct LostRaceTests {
         let (store, inner, database) = try await Self.store("passkey-race")
         defer { TemporaryFiles.remove(database) }
         let clock = ManualClock()
-        try await TestServer.run(configuration: PasskeyTests.configuration(), clock: clock, store: store) { client in
+        try await TestServer.run(configuration: PasskeyTests.configuration(), clock: clock, store: store.store) { client in
             let account = try await Flow(client: client).signUp("race@example.com")
             let browser = PasskeyTests.Browser(client: client)
             var (credential, _) = try await browser.register(account.token)
