@@ -11,7 +11,7 @@ public struct AuthenticatedSession: Sendable {
 
 /// Creates, checks and ends sessions.
 struct SessionManager: Sendable {
-    let store: any TouchstoneStore
+    let store: any SessionStore & UserStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     /// Session lifetimes come from the runtime policy.

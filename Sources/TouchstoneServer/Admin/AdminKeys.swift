@@ -8,14 +8,14 @@ public enum AdminKeys {
     public static let prefix = "tsa_"
 
     /// The unrevoked key `key` names, looked up by its SHA-256 hash (the key itself is never stored or compared).
-    static func find(_ key: String, store: any TouchstoneStore) async throws -> AdminKeyRecord? {
+    static func find(_ key: String, store: any AdminKeyStore) async throws -> AdminKeyRecord? {
         try await store.adminKey(keyHash: Secrets.hash(token: key))
     }
 
     /// Creates and stores a key; returns the key (to show once) and its record.
     public static func create(
         name: String,
-        store: any TouchstoneStore,
+        store: any AdminKeyStore,
         dependencies: TouchstoneDependencies = .live
     ) async throws -> (key: String, record: AdminKeyRecord) {
         let secrets = Secrets(randomBytes: dependencies.randomBytes)

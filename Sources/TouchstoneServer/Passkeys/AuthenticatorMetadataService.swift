@@ -20,7 +20,7 @@ import X509
 ///   stays in use (and is reported as stale) rather than leaving compromised models unrecognised.
 final class AuthenticatorMetadataService: Sendable {
     let settings: AuthenticatorMetadataSettings
-    let store: any TouchstoneStore
+    let store: any MetadataStore
     let now: @Sendable () -> Date
     let logger: Logger
     let metrics: ServerMetrics?
@@ -47,7 +47,7 @@ final class AuthenticatorMetadataService: Sendable {
 
     init(
         settings: AuthenticatorMetadataSettings,
-        store: any TouchstoneStore,
+        store: any MetadataStore,
         now: @escaping @Sendable () -> Date,
         logger: Logger,
         metrics: ServerMetrics? = nil,

@@ -6,7 +6,7 @@ import TouchstoneStore
 /// The key of the decoy credential ids, shared by every instance through the database (created by the first).
 /// Without a database (it is down at start) a random key serves this process: its decoys then differ from the other
 /// instances' until a restart, which only weakens the decoys.
-func loadDecoyKey(store: any TouchstoneStore, dependencies: TouchstoneDependencies, logger: Logger) async -> SymmetricKey {
+func loadDecoyKey(store: any SettingStore, dependencies: TouchstoneDependencies, logger: Logger) async -> SymmetricKey {
     let name = "decoy_credential_key"
     do {
         if let stored = try await store.setting(name: name), let bytes = Base64.decode(stored), bytes.count == 32 {

@@ -8,7 +8,7 @@ import TouchstoneWebAuthn
 
 /// The passkey ceremonies around the pure verifier in TouchstoneWebAuthn: challenges, storage, sessions.
 struct PasskeyService: Sendable {
-    let store: any TouchstoneStore
+    let store: any PasskeyStore & ChallengeLedger & UserStore
     let sessions: SessionManager
     let secrets: Secrets
     let now: @Sendable () -> Date

@@ -31,7 +31,7 @@ enum AuditPaging {
     }
 
     /// Reads one page; the cursor is present when there may be more.
-    static func page(_ query: AuditEventQuery, store: any TouchstoneStore) async throws -> AuditEventPage {
+    static func page(_ query: AuditEventQuery, store: any AuditStore) async throws -> AuditEventPage {
         var probe = query
         probe.limit = query.limit + 1
         let events = try await store.auditEvents(probe)

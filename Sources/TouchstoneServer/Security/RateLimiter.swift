@@ -146,7 +146,7 @@ final class AddressBuckets: Sendable {
 /// Applies rate limits and password throttling, answering 429 with `Retry-After`, and records each refusal.
 struct RateLimiter: Sendable {
     let settings: RateLimitSettings
-    let store: any TouchstoneStore
+    let store: any AbuseStore
     let buckets: AddressBuckets
     let audit: AuditLog
     let now: @Sendable () -> Date

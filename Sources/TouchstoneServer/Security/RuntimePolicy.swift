@@ -63,7 +63,7 @@ final class PolicyProvider: Sendable {
     var current: RuntimePolicy { self.state.withLockedValue { $0 } }
 
     /// Reads the stored policy (the defaults when none was ever stored, or when it cannot be read).
-    func reload(from store: any TouchstoneStore, logger: Logger) async {
+    func reload(from store: any SettingStore, logger: Logger) async {
         do {
             guard let text = try await store.setting(name: Self.settingName) else { return }
             let stored = try JSONDecoder().decode(RuntimePolicy.self, from: Data(text.utf8))
@@ -74,7 +74,7 @@ final class PolicyProvider: Sendable {
     }
 
     /// Validates, stores and applies a new policy.
-    func save(_ policy: RuntimePolicy, to store: any TouchstoneStore, at now: Date) async throws {
+    func save(_ policy: RuntimePolicy, to store: any SettingStore, at now: Date) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let text = String(decoding: try encoder.encode(policy), as: UTF8.self)

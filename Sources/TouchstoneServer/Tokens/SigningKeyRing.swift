@@ -11,7 +11,7 @@ import TouchstoneStore
 /// ``SigningKeySchedule`` says, published as a JWKS, and used to sign JWTs. Private keys are opened with the
 /// key-encryption key only when a key first signs in this process.
 final class SigningKeyRing: Sendable {
-    let store: any TouchstoneStore
+    let store: any SigningKeyStore
     let schedule: SigningKeySchedule
     let algorithm: TokenSigningAlgorithm
     let publicationLead: TimeInterval
@@ -34,7 +34,7 @@ final class SigningKeyRing: Sendable {
     private let verifiers = NIOLockedValueBox<[String: VerificationKey]>([:])
 
     init(
-        store: any TouchstoneStore,
+        store: any SigningKeyStore,
         settings: TokenSettings,
         keyEncryptionKey: SymmetricKey,
         now: @escaping @Sendable () -> Date,

@@ -6,7 +6,7 @@ import TouchstoneStore
 /// Access tokens: issued from a live session, verified (with the session's state) for introspection.
 struct TokenService: Sendable {
     let ring: SigningKeyRing
-    let store: any TouchstoneStore
+    let store: any SessionStore & UserStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     let issuer: String
