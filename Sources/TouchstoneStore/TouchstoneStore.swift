@@ -5,7 +5,7 @@ public import Foundation
 /// Implementations must give every method the same semantics: in particular ``recordAnsweredChallenge(_:at:)``,
 /// ``completeSignIn(challenge:session:events:at:)`` and ``consumeLatestChallenge(registrationId:purpose:at:)`` succeed
 /// at most once per challenge, however many callers race, and ``activateRegistration(id:replacing:at:)`` is atomic.
-public protocol TouchstoneStore: UserStore, SessionStore, DeviceKeyStore, ChallengeLedger, PasskeyStore, AppAttestKeyStore,
+public protocol TouchstoneStore: UserStore, SessionStore, RegistrationStore, ChallengeLedger, PasskeyStore, AppAttestKeyStore,
     AuditStore, AbuseStore, SigningKeyStore, ConfirmationStore, AdminKeyStore, SettingStore, MetadataStore
 {
     /// Brings the schema up to date. Safe to call on every start.

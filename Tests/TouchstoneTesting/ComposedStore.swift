@@ -12,7 +12,7 @@ public struct ComposedStore: TouchstoneStore {
     public let base: any TouchstoneStore
     public var users: any UserStore
     public var sessions: any SessionStore
-    public var deviceKeys: any DeviceKeyStore
+    public var registrationStore: any RegistrationStore
     public var challenges: any ChallengeLedger
     public var passkeyStore: any PasskeyStore
     public var appAttestKeys: any AppAttestKeyStore
@@ -29,7 +29,7 @@ public struct ComposedStore: TouchstoneStore {
         self.base = base
         self.users = base
         self.sessions = base
-        self.deviceKeys = base
+        self.registrationStore = base
         self.challenges = base
         self.passkeyStore = base
         self.appAttestKeys = base
@@ -99,58 +99,58 @@ public struct ComposedStore: TouchstoneStore {
         try await self.sessions.revokeSessions(userId: userId, keeping: keeping, at: at)
     }
 
-    // MARK: DeviceKeyStore
+    // MARK: RegistrationStore
 
     public func insertRegistration(_ registration: RegistrationRecord) async throws {
-        try await self.deviceKeys.insertRegistration(registration)
+        try await self.registrationStore.insertRegistration(registration)
     }
     public func registration(id: String) async throws -> RegistrationRecord? {
-        try await self.deviceKeys.registration(id: id)
+        try await self.registrationStore.registration(id: id)
     }
     public func signInRegistration(id: String) async throws -> SignInRegistrationRecord? {
-        try await self.deviceKeys.signInRegistration(id: id)
+        try await self.registrationStore.signInRegistration(id: id)
     }
     public func signInAttempt(registrationId: String, challenge: String) async throws -> SignInAttemptRecord? {
-        try await self.deviceKeys.signInAttempt(registrationId: registrationId, challenge: challenge)
+        try await self.registrationStore.signInAttempt(registrationId: registrationId, challenge: challenge)
     }
     public func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord? {
-        try await self.deviceKeys.latestRegistration(keyFingerprint: keyFingerprint)
+        try await self.registrationStore.latestRegistration(keyFingerprint: keyFingerprint)
     }
     public func activeRegistration(deviceId: String) async throws -> RegistrationRecord? {
-        try await self.deviceKeys.activeRegistration(deviceId: deviceId)
+        try await self.registrationStore.activeRegistration(deviceId: deviceId)
     }
     public func registrations(userId: String) async throws -> [RegistrationRecord] {
-        try await self.deviceKeys.registrations(userId: userId)
+        try await self.registrationStore.registrations(userId: userId)
     }
     public func activateRegistration(id: String, replacing scope: ReplacementScope, at: Date) async throws -> [String] {
-        try await self.deviceKeys.activateRegistration(id: id, replacing: scope, at: at)
+        try await self.registrationStore.activateRegistration(id: id, replacing: scope, at: at)
     }
     public func updateRegistrationStatus(id: String, from: Set<RegistrationStatus>, to: RegistrationStatus, at: Date) async throws -> Bool {
-        try await self.deviceKeys.updateRegistrationStatus(id: id, from: from, to: to, at: at)
+        try await self.registrationStore.updateRegistrationStatus(id: id, from: from, to: to, at: at)
     }
     public func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool {
-        try await self.deviceKeys.recordFailedSignature(registrationId: registrationId, threshold: threshold, at: at)
+        try await self.registrationStore.recordFailedSignature(registrationId: registrationId, threshold: threshold, at: at)
     }
     public func unlockRegistration(id: String, at: Date) async throws -> Bool {
-        try await self.deviceKeys.unlockRegistration(id: id, at: at)
+        try await self.registrationStore.unlockRegistration(id: id, at: at)
     }
     public func setPin(registrationId: String, userId: String, pinHash: String, at: Date) async throws -> Bool {
-        try await self.deviceKeys.setPin(registrationId: registrationId, userId: userId, pinHash: pinHash, at: at)
+        try await self.registrationStore.setPin(registrationId: registrationId, userId: userId, pinHash: pinHash, at: at)
     }
     public func removePin(registrationId: String, userId: String) async throws -> Bool {
-        try await self.deviceKeys.removePin(registrationId: registrationId, userId: userId)
+        try await self.registrationStore.removePin(registrationId: registrationId, userId: userId)
     }
     public func beginPinAttempt(registrationId: String, maxAttempts: Int64) async throws -> PinAttempt {
-        try await self.deviceKeys.beginPinAttempt(registrationId: registrationId, maxAttempts: maxAttempts)
+        try await self.registrationStore.beginPinAttempt(registrationId: registrationId, maxAttempts: maxAttempts)
     }
     public func recordWrongPin(registrationId: String, maxAttempts: Int64, at: Date) async throws -> Bool {
-        try await self.deviceKeys.recordWrongPin(registrationId: registrationId, maxAttempts: maxAttempts, at: at)
+        try await self.registrationStore.recordWrongPin(registrationId: registrationId, maxAttempts: maxAttempts, at: at)
     }
     public func completePinSignIn(registrationId: String, session: SessionRecord, events: [AuditEventRecord], at: Date) async throws -> Bool {
-        try await self.deviceKeys.completePinSignIn(registrationId: registrationId, session: session, events: events, at: at)
+        try await self.registrationStore.completePinSignIn(registrationId: registrationId, session: session, events: events, at: at)
     }
     public func reenablePins(userId: String) async throws -> [String] {
-        try await self.deviceKeys.reenablePins(userId: userId)
+        try await self.registrationStore.reenablePins(userId: userId)
     }
 
     // MARK: ChallengeLedger

@@ -23,7 +23,7 @@ enum ConfirmationCaller: Sendable {
 /// Transaction confirmations: made for a user, shown and signed on the device, approved once with the device key or a
 /// passkey (or declined), with a receipt signed by the server's token keys and evidence kept for later.
 struct ConfirmationService: Sendable {
-    let store: any ConfirmationStore & DeviceKeyStore & PasskeyStore & AuditStore
+    let store: any ConfirmationStore & RegistrationStore & PasskeyStore & AuditStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     let ring: SigningKeyRing

@@ -8,7 +8,7 @@ import TouchstoneStore
 ///
 /// What is signed is the exact UTF-8 bytes of the challenge string the server returned.
 struct BiometricService: Sendable {
-    let store: any DeviceKeyStore & ChallengeLedger
+    let store: any RegistrationStore & ChallengeLedger
     let sessions: SessionManager
     let secrets: Secrets
     /// Parsed keys of registrations, so a sign-in does not re-parse the stored key.

@@ -7,7 +7,7 @@ import TouchstoneStore
 /// at most `pinMaxAttempts` wrong PINs are ever tried; then the PIN is disabled until the user signs in with the
 /// password. A PIN session never counts as a recent password authentication.
 struct PinService: Sendable {
-    let store: any DeviceKeyStore & UserStore
+    let store: any RegistrationStore & UserStore
     let sessions: SessionManager
     let hasher: PasswordHasher
     let policy: PolicyProvider

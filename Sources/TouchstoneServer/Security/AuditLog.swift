@@ -54,7 +54,7 @@ enum AuditOutcome: String, Sendable {
 /// An event is written before the response that reports the action, so an acknowledged action always has its event.
 /// Events never contain secrets: only identifiers, codes, addresses and user agents.
 struct AuditLog: Sendable {
-    let store: any AuditStore & DeviceKeyStore & PasskeyStore
+    let store: any AuditStore & RegistrationStore & PasskeyStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     let logger: Logger
@@ -64,7 +64,7 @@ struct AuditLog: Sendable {
     private let sequence = NIOLockedValueBox<UInt64>(0)
 
     init(
-        store: any AuditStore & DeviceKeyStore & PasskeyStore,
+        store: any AuditStore & RegistrationStore & PasskeyStore,
         secrets: Secrets,
         now: @escaping @Sendable () -> Date,
         logger: Logger,

@@ -3,7 +3,7 @@ public import Foundation
 /// Biometric device keys: registrations, what a sign-in reads of them, their lockout, and the app PINs that fall back on them.
 ///
 /// One of the aggregates of ``TouchstoneStore``; `SQLTouchstoneStore` implements it on SQLite and PostgreSQL.
-public protocol DeviceKeyStore: Sendable {
+public protocol RegistrationStore: Sendable {
     /// Inserts a registration (normally ``RegistrationStatus/pending``).
     func insertRegistration(_ registration: RegistrationRecord) async throws
     func registration(id: String) async throws -> RegistrationRecord?
