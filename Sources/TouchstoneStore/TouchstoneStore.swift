@@ -26,8 +26,9 @@ public protocol TouchstoneStore: UserStore, SessionStore, RegistrationStore, Cha
     /// }
     /// ```
     ///
-    /// The store given to `body` is for that call only. (The sign-ins' completions stay single methods:
-    /// one statement each on PostgreSQL, measured in docs/performance.md.)
+    /// The store given to `body` is for that call only, and `body` uses only it: a write through the outer store from
+    /// inside the unit would wait for the unit's own transaction (on SQLite, the one writer). The sign-ins'
+    /// completions stay single methods: one statement each on PostgreSQL, measured in docs/performance.md.
     func unitOfWork<R: Sendable>(_ body: @Sendable (any TouchstoneStore) async throws -> R) async throws -> R
     /// Deletes challenges and sessions that ended before `cutoff`, and pending registrations none of whose challenges
     /// is still answerable at `cutoff` (abandoned enrolments).
