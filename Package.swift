@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "TouchstoneKit", targets: ["TouchstoneKit"]),
         .library(name: "TouchstoneAuth", targets: ["TouchstoneAuth"]),
         .library(name: "TouchstoneConfirmation", targets: ["TouchstoneConfirmation"]),
+        .library(name: "TouchstoneOpenID", targets: ["TouchstoneOpenID"]),
         .executable(name: "touchstone", targets: ["touchstone"]),
         .executable(name: "touchstone-fuzz", targets: ["touchstone-fuzz"]),
     ],
@@ -78,6 +79,16 @@ let package = Package(
             dependencies: [
                 "TouchstoneCrypto",
                 "TouchstoneWebAuthn",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Pure OpenID Connect / OAuth 2.1 rules of the provider: redirect URIs (RFC 8252), PKCE (RFC 7636), scopes.
+        // No I/O.
+        .target(
+            name: "TouchstoneOpenID",
+            dependencies: [
+                "TouchstoneCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -285,6 +296,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneOpenIDTests",
+            dependencies: ["TouchstoneOpenID"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
