@@ -122,6 +122,7 @@ let package = Package(
                 "TouchstoneWebAuthn",
                 "TouchstoneAuth",
                 "TouchstoneConfirmation",
+                "TouchstoneOpenID",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

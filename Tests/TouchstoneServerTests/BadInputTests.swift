@@ -133,6 +133,11 @@ struct FailingStore: TouchstoneStore {
     }
     func purgeExpired(before cutoff: Date) async throws -> PurgeResult { throw self.error }
     func unitOfWork<R: Sendable>(_ body: @Sendable (any TouchstoneStore) async throws -> R) async throws -> R { throw self.error }
+    func insertClient(_ client: OAuthClientRecord) async throws { throw self.error }
+    func client(id: String) async throws -> OAuthClientRecord? { throw self.error }
+    func clients() async throws -> [OAuthClientRecord] { throw self.error }
+    func deleteClient(id: String) async throws -> Bool { throw self.error }
+    func rotateClientSecret(id: String, secretHash: String, at: Date) async throws -> Bool { throw self.error }
     func insertPasskey(_ passkey: PasskeyRecord) async throws { throw self.error }
     func passkey(id: String) async throws -> PasskeyRecord? { throw self.error }
     func passkey(credentialId: String) async throws -> PasskeyRecord? { throw self.error }

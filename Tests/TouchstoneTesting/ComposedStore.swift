@@ -23,6 +23,7 @@ public struct ComposedStore: TouchstoneStore {
     public var adminKeys: any AdminKeyStore
     public var settings: any SettingStore
     public var metadata: any MetadataStore
+    public var clientStore: any OAuthClientStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -40,6 +41,7 @@ public struct ComposedStore: TouchstoneStore {
         self.adminKeys = base
         self.settings = base
         self.metadata = base
+        self.clientStore = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }
@@ -329,5 +331,23 @@ public struct ComposedStore: TouchstoneStore {
     }
     public func saveMetadataBLOB(_ record: MetadataBLOBRecord) async throws -> Bool {
         try await self.metadata.saveMetadataBLOB(record)
+    }
+
+    // MARK: OAuthClientStore
+
+    public func insertClient(_ client: OAuthClientRecord) async throws {
+        try await self.clientStore.insertClient(client)
+    }
+    public func client(id: String) async throws -> OAuthClientRecord? {
+        try await self.clientStore.client(id: id)
+    }
+    public func clients() async throws -> [OAuthClientRecord] {
+        try await self.clientStore.clients()
+    }
+    public func deleteClient(id: String) async throws -> Bool {
+        try await self.clientStore.deleteClient(id: id)
+    }
+    public func rotateClientSecret(id: String, secretHash: String, at: Date) async throws -> Bool {
+        try await self.clientStore.rotateClientSecret(id: id, secretHash: secretHash, at: at)
     }
 }

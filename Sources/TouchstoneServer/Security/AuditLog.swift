@@ -41,6 +41,9 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case confirmationDeclined = "confirmation.declined"
     case confirmationFailed = "confirmation.failed"
     case passkeyPolicyChanged = "user.passkey_policy_changed"
+    case clientCreated = "oauth_client.created"
+    case clientDeleted = "oauth_client.deleted"
+    case clientSecretRotated = "oauth_client.secret_rotated"
 }
 
 enum AuditOutcome: String, Sendable {

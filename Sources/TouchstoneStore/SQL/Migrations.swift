@@ -308,5 +308,26 @@ enum Migrations {
                 "CREATE INDEX passkeys_aaguid ON passkeys (aaguid)",
             ]
         ),
+        Migration(
+            version: 14,
+            name: "OpenID Connect clients",
+            statements: [
+                // A registered client: its secret only as a SHA-256 hash (NULL for a public client), its URIs as
+                // newline-separated lists (a URI has no white space).
+                """
+                CREATE TABLE oauth_clients (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    secret_hash TEXT,
+                    redirect_uris TEXT NOT NULL,
+                    post_logout_redirect_uris TEXT NOT NULL,
+                    backchannel_logout_uri TEXT,
+                    first_party BIGINT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    secret_rotated_at BIGINT
+                )
+                """
+            ]
+        ),
     ]
 }

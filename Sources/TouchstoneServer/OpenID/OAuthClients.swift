@@ -1,0 +1,141 @@
+public import Foundation
+import Logging
+import TouchstoneOpenID
+public import TouchstoneStore
+
+/// The OpenID provider's clients (issue #31, §1): registered with validated redirect URIs, a confidential client's
+/// secret generated here, shown once and stored only as its SHA-256 hash; every change audited in the same
+/// transaction. The CLI (`touchstone clients ...`) uses these; the admin API will too.
+public enum OAuthClients {
+    /// Every client secret begins with this, so a leaked one is easy to spot in logs and code search.
+    public static let secretPrefix = "tsc_"
+
+    /// What a client asks to be registered with.
+    public struct Registration: Sendable {
+        public var name: String
+        public var redirectURIs: [String]
+        public var postLogoutRedirectURIs: [String] = []
+        public var backchannelLogoutURI: String?
+        /// A public client (a native or single-page app) gets no secret and authenticates with PKCE alone.
+        public var isPublic = false
+        /// A first-party client skips the consent page.
+        public var firstParty = false
+
+        public init(name: String, redirectURIs: [String]) {
+            self.name = name
+            self.redirectURIs = redirectURIs
+        }
+    }
+
+    /// A client as registered, and its secret (confidential clients only), to show once.
+    public struct Created: Sendable {
+        public var record: OAuthClientRecord
+        public var secret: String?
+    }
+
+    /// A registration that cannot be accepted: the message says which value and why (the CLI prints it; the admin
+    /// API answers it with 400).
+    public struct InvalidRegistration: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// Checks a registration: a name shown to people (1–200 bytes, no control characters), 1–20 redirect URIs and
+    /// up to 20 post-logout URIs that ``RedirectURI`` accepts, a back-channel logout URI over https (http on loopback).
+    static func validate(_ registration: Registration) throws(InvalidRegistration) {
+        do throws(FieldError) {
+            _ = try InputRules.displayText(registration.name, field: "name", maxLength: 200)
+        } catch {
+            throw InvalidRegistration(description: error.message)
+        }
+        guard (1...20).contains(registration.redirectURIs.count) else {
+            throw InvalidRegistration(description: "a client needs 1 to 20 redirect URIs (--redirect-uri)")
+        }
+        guard registration.postLogoutRedirectURIs.count <= 20 else {
+            throw InvalidRegistration(description: "a client may have at most 20 post-logout redirect URIs")
+        }
+        for (field, uris) in [("redirect URI", registration.redirectURIs), ("post-logout redirect URI", registration.postLogoutRedirectURIs)] {
+            for uri in uris {
+                do throws(OpenIDError) {
+                    _ = try RedirectURI(validating: uri)
+                } catch {
+                    throw InvalidRegistration(description: "invalid \(field): \(error.reason)")
+                }
+            }
+        }
+        if let uri = registration.backchannelLogoutURI {
+            // Posted to by the server: https, or http on loopback; never a native app's scheme.
+            let accepted = (try? RedirectURI(validating: uri)) != nil && uri.lowercased().hasPrefix("http")
+            guard accepted else {
+                throw InvalidRegistration(description: "invalid back-channel logout URI '\(uri)': use https (http only on a loopback host)")
+            }
+        }
+    }
+
+    /// Registers a client: validated, its id and (for a confidential client) its secret made here, stored with its
+    /// `oauth_client.created` audit event in one transaction.
+    public static func create(
+        _ registration: Registration,
+        store: any TouchstoneStore,
+        dependencies: TouchstoneDependencies = .live,
+        actor: String = "cli"
+    ) async throws -> Created {
+        try Self.validate(registration)
+        let secrets = Secrets(randomBytes: dependencies.randomBytes)
+        let secret = registration.isPublic ? nil : Self.secretPrefix + secrets.newToken()
+        let record = OAuthClientRecord(
+            id: secrets.newIdentifier(),
+            name: registration.name,
+            secretHash: secret.map { Secrets.hash(token: $0) },
+            redirectURIs: registration.redirectURIs,
+            postLogoutRedirectURIs: registration.postLogoutRedirectURIs,
+            backchannelLogoutURI: registration.backchannelLogoutURI,
+            firstParty: registration.firstParty,
+            createdAt: dependencies.now()
+        )
+        let event = Self.audit(store, dependencies).event(.clientCreated, reason: "\(actor): client \(record.id)")
+        try await store.unitOfWork { tx in
+            try await tx.insertClient(record)
+            try await tx.insertAuditEvent(event)
+        }
+        return Created(record: record, secret: secret)
+    }
+
+    /// Gives a confidential client a new secret (the old one stops working at once); nil when there is no
+    /// confidential client with this id (a public client has no secret).
+    public static func rotateSecret(
+        id: String,
+        store: any TouchstoneStore,
+        dependencies: TouchstoneDependencies = .live,
+        actor: String = "cli"
+    ) async throws -> String? {
+        let secrets = Secrets(randomBytes: dependencies.randomBytes)
+        let secret = Self.secretPrefix + secrets.newToken()
+        let now = dependencies.now()
+        let event = Self.audit(store, dependencies).event(.clientSecretRotated, reason: "\(actor): client \(id)")
+        let rotated = try await store.unitOfWork { tx in
+            guard try await tx.rotateClientSecret(id: id, secretHash: Secrets.hash(token: secret), at: now) else { return false }
+            try await tx.insertAuditEvent(event)
+            return true
+        }
+        return rotated ? secret : nil
+    }
+
+    /// Deletes a client; false when there is none with this id.
+    public static func delete(
+        id: String,
+        store: any TouchstoneStore,
+        dependencies: TouchstoneDependencies = .live,
+        actor: String = "cli"
+    ) async throws -> Bool {
+        let event = Self.audit(store, dependencies).event(.clientDeleted, reason: "\(actor): client \(id)")
+        return try await store.unitOfWork { tx in
+            guard try await tx.deleteClient(id: id) else { return false }
+            try await tx.insertAuditEvent(event)
+            return true
+        }
+    }
+
+    private static func audit(_ store: any TouchstoneStore, _ dependencies: TouchstoneDependencies) -> AuditLog {
+        AuditLog(store: store, secrets: Secrets(randomBytes: dependencies.randomBytes), now: dependencies.now, logger: Logger(label: "touchstone"))
+    }
+}
