@@ -10,48 +10,6 @@ struct Clients: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Delete.self, RotateSecret.self]
     )
 
-    /// A client as the commands print it: never a secret but the one just made.
-    struct Output: Encodable {
-        var clientId: String
-        var clientSecret: String?
-        var name: String
-        var redirectUris: [String]
-        var postLogoutRedirectUris: [String]
-        var backchannelLogoutUri: String?
-        var `public`: Bool
-        var firstParty: Bool
-        var createdAt: String
-
-        init(_ record: OAuthClientRecord, secret: String? = nil) {
-            self.clientId = record.id
-            self.clientSecret = secret
-            self.name = record.name
-            self.redirectUris = record.redirectURIs
-            self.postLogoutRedirectUris = record.postLogoutRedirectURIs
-            self.backchannelLogoutUri = record.backchannelLogoutURI
-            self.public = record.isPublic
-            self.firstParty = record.firstParty
-            self.createdAt = record.createdAt.rfc3339
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case clientId, clientSecret, name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, createdAt
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(self.clientId, forKey: .clientId)
-            try container.encodeIfPresent(self.clientSecret, forKey: .clientSecret)
-            try container.encode(self.name, forKey: .name)
-            try container.encode(self.redirectUris, forKey: .redirectUris)
-            try container.encode(self.postLogoutRedirectUris, forKey: .postLogoutRedirectUris)
-            try container.encode(self.backchannelLogoutUri, forKey: .backchannelLogoutUri)
-            try container.encode(self.public, forKey: .public)
-            try container.encode(self.firstParty, forKey: .firstParty)
-            try container.encode(self.createdAt, forKey: .createdAt)
-        }
-    }
-
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register a client and print it as JSON; a confidential client's secret is shown this once (only its hash is stored)."
@@ -90,7 +48,7 @@ struct Clients: AsyncParsableCommand {
             } catch let error as OAuthClients.InvalidRegistration {
                 throw ValidationError(error.description)
             }
-            try printJSON(Output(created.record, secret: created.secret))
+            try printJSON(OAuthClientResource(created.record, secret: created.secret))
         }
     }
 
@@ -102,7 +60,7 @@ struct Clients: AsyncParsableCommand {
 
         func run() async throws {
             let clients = try await withStore(database: self.database) { store in try await store.clients() }
-            try printJSON(["clients": clients.map { Output($0) }])
+            try printJSON(["clients": clients.map { OAuthClientResource($0) }])
         }
     }
 

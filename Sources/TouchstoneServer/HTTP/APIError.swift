@@ -207,6 +207,12 @@ extension APIError {
         message: "this endpoint needs an admin key (touchstone admin create-key)"
     )
     static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
+    static let clientNotFound = APIError(.notFound, code: "client_not_found", message: "no such client")
+    static let publicClientHasNoSecret = APIError(
+        .conflict,
+        code: "public_client_has_no_secret",
+        message: "a public client authenticates with PKCE alone and has no secret to rotate"
+    )
     static let addressNotBlocked = APIError(.notFound, code: "address_not_blocked", message: "that address is not blocked")
     static let confirmationNotFound = APIError(.notFound, code: "confirmation_not_found", message: "no such confirmation")
     static let confirmationNotPending = APIError(
