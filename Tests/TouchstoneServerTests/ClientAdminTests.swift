@@ -51,7 +51,11 @@ struct ClientAdminTests {
             #expect(gone.errorCode == "client_not_found")
             #expect(try await client.request(.post, "/v1/admin/clients/\(id)/rotate-secret", token: key).errorCode == "client_not_found")
 
-            // Each change is audited with the admin key's name.
+            // Each change is audited with the admin key's name, and counted.
+            let metrics = String(decoding: try await client.request(.get, "/metrics").body, as: UTF8.self)
+            for type in ["oauth_client.created", "oauth_client.secret_rotated", "oauth_client.deleted"] {
+                #expect(metrics.contains("touchstone_audit_events_total{type=\"\(type)\",outcome=\"success\"}"), "\(type)")
+            }
             for type in ["oauth_client.created", "oauth_client.secret_rotated", "oauth_client.deleted"] {
                 let events = try await client.request(.get, "/v1/admin/events?type=\(type)", token: key)
                 let reasons = (events.any(["events"]) as? [[String: Any]])?.compactMap { $0["reason"] as? String } ?? []
@@ -68,6 +72,7 @@ struct ClientAdminTests {
         (["name": "", "redirectUris": ["https://app.example.com/cb"]], "name"),
         (["name": "App\u{7}", "redirectUris": ["https://app.example.com/cb"]], "control"),
         (["name": "App", "redirectUris": ["https://app.example.com/cb"], "backchannelLogoutUri": "com.example.app:/x"], "back-channel"),
+        (["name": "App", "redirectUris": ["https://app.example.com/cb"], "backchannelLogoutUri": "https.example.app:/x"], "back-channel"),
         (["name": "App", "redirectUris": Array(repeating: "https://app.example.com/cb", count: 21)], "more than 20"),
         (["name": "App", "redirectUris": "https://app.example.com/cb"], "wrong type"),
     ] as [([String: any Sendable], String)])

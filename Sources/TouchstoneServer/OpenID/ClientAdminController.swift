@@ -8,6 +8,8 @@ struct ClientAdminController {
 
     let store: any TouchstoneStore
     let dependencies: TouchstoneDependencies
+    /// The server's audit log: its metrics count the clients' events.
+    let audit: AuditLog
 
     func addRoutes(to router: Router<Context>) {
         let clients = router.group("/v1/admin/clients").add(middleware: AdminAuthenticator(store: self.store))
@@ -50,7 +52,8 @@ struct ClientAdminController {
     @Sendable func create(request: Request, context: Context) async throws -> JSONResponse<OAuthClientResource> {
         let input = try await request.decodeJSON(as: CreateInput.self, context: context)
         do {
-            let created = try await OAuthClients.create(input.registration, store: self.store, dependencies: self.dependencies, actor: self.actor(context))
+            let created = try await OAuthClients.create(
+                input.registration, store: self.store, dependencies: self.dependencies, audit: self.audit, actor: self.actor(context))
             return JSONResponse(.created, OAuthClientResource(created.record, secret: created.secret), headers: [.cacheControl: "no-store"])
         } catch let error as OAuthClients.InvalidRegistration {
             throw APIError.invalidRequest(error.description)
@@ -65,7 +68,7 @@ struct ClientAdminController {
 
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let id = try context.parameters.require("id")
-        guard try await OAuthClients.delete(id: id, store: self.store, dependencies: self.dependencies, actor: self.actor(context)) else {
+        guard try await OAuthClients.delete(id: id, store: self.store, audit: self.audit, actor: self.actor(context)) else {
             throw APIError.clientNotFound
         }
         return .noContent
@@ -80,7 +83,8 @@ struct ClientAdminController {
         let id = try context.parameters.require("id")
         guard let client = try await self.store.client(id: id) else { throw APIError.clientNotFound }
         guard !client.isPublic else { throw APIError.publicClientHasNoSecret }
-        guard let secret = try await OAuthClients.rotateSecret(id: id, store: self.store, dependencies: self.dependencies, actor: self.actor(context))
+        guard let secret = try await OAuthClients.rotateSecret(
+            id: id, store: self.store, dependencies: self.dependencies, audit: self.audit, actor: self.actor(context))
         else {
             throw APIError.clientNotFound  // deleted meanwhile
         }

@@ -64,7 +64,8 @@ public enum OAuthClients {
         }
         if let uri = registration.backchannelLogoutURI {
             // Posted to by the server: https, or http on loopback; never a native app's scheme.
-            let accepted = (try? RedirectURI(validating: uri)) != nil && uri.lowercased().hasPrefix("http")
+            let scheme = uri.prefix(while: { $0 != ":" }).lowercased()
+            let accepted = (scheme == "https" || scheme == "http") && (try? RedirectURI(validating: uri)) != nil
             guard accepted else {
                 throw InvalidRegistration(description: "invalid back-channel logout URI '\(uri)': use https (http only on a loopback host)")
             }
@@ -79,6 +80,17 @@ public enum OAuthClients {
         dependencies: TouchstoneDependencies = .live,
         actor: String = "cli"
     ) async throws -> Created {
+        try await Self.create(registration, store: store, dependencies: dependencies, audit: Self.audit(store, dependencies), actor: actor)
+    }
+
+    /// ``create(_:store:dependencies:actor:)`` with the server's audit log, whose metrics count the event.
+    static func create(
+        _ registration: Registration,
+        store: any TouchstoneStore,
+        dependencies: TouchstoneDependencies,
+        audit: AuditLog,
+        actor: String
+    ) async throws -> Created {
         try Self.validate(registration)
         let secrets = Secrets(randomBytes: dependencies.randomBytes)
         let secret = registration.isPublic ? nil : Self.secretPrefix + secrets.newToken()
@@ -92,11 +104,12 @@ public enum OAuthClients {
             firstParty: registration.firstParty,
             createdAt: dependencies.now()
         )
-        let event = Self.audit(store, dependencies).event(.clientCreated, reason: "\(actor): client \(record.id)")
+        let event = audit.event(.clientCreated, reason: "\(actor): client \(record.id)")
         try await store.unitOfWork { tx in
             try await tx.insertClient(record)
             try await tx.insertAuditEvent(event)
         }
+        audit.committed([event])
         return Created(record: record, secret: secret)
     }
 
@@ -108,16 +121,28 @@ public enum OAuthClients {
         dependencies: TouchstoneDependencies = .live,
         actor: String = "cli"
     ) async throws -> String? {
+        try await Self.rotateSecret(id: id, store: store, dependencies: dependencies, audit: Self.audit(store, dependencies), actor: actor)
+    }
+
+    static func rotateSecret(
+        id: String,
+        store: any TouchstoneStore,
+        dependencies: TouchstoneDependencies,
+        audit: AuditLog,
+        actor: String
+    ) async throws -> String? {
         let secrets = Secrets(randomBytes: dependencies.randomBytes)
         let secret = Self.secretPrefix + secrets.newToken()
         let now = dependencies.now()
-        let event = Self.audit(store, dependencies).event(.clientSecretRotated, reason: "\(actor): client \(id)")
+        let event = audit.event(.clientSecretRotated, reason: "\(actor): client \(id)")
         let rotated = try await store.unitOfWork { tx in
             guard try await tx.rotateClientSecret(id: id, secretHash: Secrets.hash(token: secret), at: now) else { return false }
             try await tx.insertAuditEvent(event)
             return true
         }
-        return rotated ? secret : nil
+        guard rotated else { return nil }
+        audit.committed([event])
+        return secret
     }
 
     /// Deletes a client; false when there is none with this id.
@@ -127,14 +152,21 @@ public enum OAuthClients {
         dependencies: TouchstoneDependencies = .live,
         actor: String = "cli"
     ) async throws -> Bool {
-        let event = Self.audit(store, dependencies).event(.clientDeleted, reason: "\(actor): client \(id)")
-        return try await store.unitOfWork { tx in
+        try await Self.delete(id: id, store: store, audit: Self.audit(store, dependencies), actor: actor)
+    }
+
+    static func delete(id: String, store: any TouchstoneStore, audit: AuditLog, actor: String) async throws -> Bool {
+        let event = audit.event(.clientDeleted, reason: "\(actor): client \(id)")
+        let deleted = try await store.unitOfWork { tx in
             guard try await tx.deleteClient(id: id) else { return false }
             try await tx.insertAuditEvent(event)
             return true
         }
+        if deleted { audit.committed([event]) }
+        return deleted
     }
 
+    /// The CLI's audit log: no metrics (the process is not a server).
     private static func audit(_ store: any TouchstoneStore, _ dependencies: TouchstoneDependencies) -> AuditLog {
         AuditLog(store: store, secrets: Secrets(randomBytes: dependencies.randomBytes), now: dependencies.now, logger: Logger(label: "touchstone"))
     }

@@ -5,6 +5,6 @@ struct OpenIDFeature: Feature {
     let core: ServerCore
 
     func addRoutes(to router: Router<TouchstoneRequestContext>) {
-        ClientAdminController(store: self.core.store, dependencies: self.core.dependencies).addRoutes(to: router)
+        ClientAdminController(store: self.core.store, dependencies: self.core.dependencies, audit: self.core.audit).addRoutes(to: router)
     }
 }
