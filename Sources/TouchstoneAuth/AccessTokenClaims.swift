@@ -27,6 +27,12 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
     public var authenticatedAt: Int64
     /// `amr`: how (RFC 8176 values: `pwd`, `pin`, `hwk`, `user`, `mfa`).
     public var methods: [String]
+    /// `scope`: the space-separated scopes an OpenID client was granted (nil for Touchstone's own session tokens).
+    public var scope: String?
+    /// `acr`: the authentication context class of the sign-in (`phr`, `phrh`), when it met one.
+    public var authenticationContext: String?
+    /// `grant_id`: the authorization (token family) an OpenID client's token belongs to; revoking it ends the token.
+    public var grantId: String?
 
     public init(
         issuer: String,
@@ -39,7 +45,10 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         clientId: String,
         sessionId: String,
         authenticatedAt: Int64,
-        methods: [String]
+        methods: [String],
+        scope: String? = nil,
+        authenticationContext: String? = nil,
+        grantId: String? = nil
     ) {
         self.issuer = issuer
         self.subject = subject
@@ -52,6 +61,9 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         self.sessionId = sessionId
         self.authenticatedAt = authenticatedAt
         self.methods = methods
+        self.scope = scope
+        self.authenticationContext = authenticationContext
+        self.grantId = grantId
     }
 
     enum CodingKeys: String, CodingKey {
@@ -66,6 +78,9 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         case sessionId = "sid"
         case authenticatedAt = "auth_time"
         case methods = "amr"
+        case scope
+        case authenticationContext = "acr"
+        case grantId = "grant_id"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -81,6 +96,9 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         self.sessionId = try container.decode(String.self, forKey: .sessionId)
         self.authenticatedAt = try container.decode(Int64.self, forKey: .authenticatedAt)
         self.methods = try container.decode([String].self, forKey: .methods)
+        self.scope = try container.decodeIfPresent(String.self, forKey: .scope)
+        self.authenticationContext = try container.decodeIfPresent(String.self, forKey: .authenticationContext)
+        self.grantId = try container.decodeIfPresent(String.self, forKey: .grantId)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -96,6 +114,9 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         try container.encode(self.sessionId, forKey: .sessionId)
         try container.encode(self.authenticatedAt, forKey: .authenticatedAt)
         try container.encode(self.methods, forKey: .methods)
+        try container.encodeIfPresent(self.scope, forKey: .scope)
+        try container.encodeIfPresent(self.authenticationContext, forKey: .authenticationContext)
+        try container.encodeIfPresent(self.grantId, forKey: .grantId)
     }
 
     /// Claims are checked by ``AccessTokenVerifier`` with its clock and leeway, not by jwt-kit.

@@ -7,6 +7,18 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Code: String, Sendable {
         case invalidScope = "invalid_scope"
         case invalidRedirectURI = "invalid_redirect_uri"
+        case invalidRequest = "invalid_request"
+        case unsupportedResponseType = "unsupported_response_type"
+        case loginRequired = "login_required"
+        case consentRequired = "consent_required"
+        case accessDenied = "access_denied"
+        case requestNotSupported = "request_not_supported"
+        case requestURINotSupported = "request_uri_not_supported"
+        case invalidClient = "invalid_client"
+        case invalidGrant = "invalid_grant"
+        case unauthorizedClient = "unauthorized_client"
+        case unsupportedGrantType = "unsupported_grant_type"
+        case unsupportedTokenType = "unsupported_token_type"
     }
 
     private let kind: Code
@@ -26,6 +38,25 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func invalidScope(_ reason: String) -> Self { Self(.invalidScope, reason) }
     /// A redirect URI a client may not register.
     public static func invalidRedirectURI(_ reason: String) -> Self { Self(.invalidRedirectURI, reason) }
+    /// A missing, repeated, malformed or oversized parameter (RFC 6749 §4.1.2.1, §5.2).
+    public static func invalidRequest(_ reason: String) -> Self { Self(.invalidRequest, reason) }
+    public static func unsupportedResponseType(_ reason: String) -> Self { Self(.unsupportedResponseType, reason) }
+    /// `prompt=none` without a signed-in browser (OpenID Connect Core §3.1.2.6).
+    public static func loginRequired(_ reason: String) -> Self { Self(.loginRequired, reason) }
+    /// `prompt=none` when the user has not consented yet.
+    public static func consentRequired(_ reason: String) -> Self { Self(.consentRequired, reason) }
+    /// The user (or a policy, such as an ACR the account cannot meet) refused.
+    public static func accessDenied(_ reason: String) -> Self { Self(.accessDenied, reason) }
+    public static func requestNotSupported(_ reason: String) -> Self { Self(.requestNotSupported, reason) }
+    public static func requestURINotSupported(_ reason: String) -> Self { Self(.requestURINotSupported, reason) }
+    /// Client authentication failed (RFC 6749 §5.2): 401.
+    public static func invalidClient(_ reason: String) -> Self { Self(.invalidClient, reason) }
+    /// The code or refresh token is invalid, expired, used, revoked or another client's.
+    public static func invalidGrant(_ reason: String) -> Self { Self(.invalidGrant, reason) }
+    public static func unauthorizedClient(_ reason: String) -> Self { Self(.unauthorizedClient, reason) }
+    public static func unsupportedGrantType(_ reason: String) -> Self { Self(.unsupportedGrantType, reason) }
+    /// RFC 7009 §2.2.1.
+    public static func unsupportedTokenType(_ reason: String) -> Self { Self(.unsupportedTokenType, reason) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
     public func hash(into hasher: inout Hasher) { hasher.combine(self.kind) }

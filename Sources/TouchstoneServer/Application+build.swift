@@ -198,7 +198,7 @@ func makeFeatures(
         AdminFeature(core: core),
         ConfirmationsFeature(core: core, passkeys: passkeys.service),
         TokensFeature(core: core),
-        OpenIDFeature(core: core),
+        OpenIDFeature(core: core, passkeys: passkeys.service),
     ]
 }
 

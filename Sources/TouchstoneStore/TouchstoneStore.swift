@@ -6,7 +6,8 @@ public import Foundation
 /// ``completeSignIn(challenge:session:events:at:)`` and ``consumeLatestChallenge(registrationId:purpose:at:)`` succeed
 /// at most once per challenge, however many callers race, and ``activateRegistration(id:replacing:at:)`` is atomic.
 public protocol TouchstoneStore: UserStore, SessionStore, RegistrationStore, ChallengeLedger, PasskeyStore, AppAttestKeyStore,
-    AuditStore, AbuseStore, SigningKeyStore, ConfirmationStore, AdminKeyStore, SettingStore, MetadataStore, OAuthClientStore
+    AuditStore, AbuseStore, SigningKeyStore, ConfirmationStore, AdminKeyStore, SettingStore, MetadataStore, OAuthClientStore,
+    AuthorizationStore
 {
     /// Brings the schema up to date. Safe to call on every start.
     func migrate() async throws

@@ -106,6 +106,25 @@ struct FailingStore: TouchstoneStore {
     func session(tokenHash: String) async throws -> SessionRecord? { throw self.error }
     func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws { throw self.error }
     func revokeSession(tokenHash: String, at: Date) async throws -> Bool { throw self.error }
+    func reauthenticateSession(tokenHash: String, at: Date, methods: [AuthenticationMethod], passwordAuthenticatedAt: Date?, acr: String?)
+        async throws -> Bool { throw self.error }
+    func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws { throw self.error }
+    func redeemAuthorizationCode(codeHash: String, at: Date) async throws -> AuthorizationCodeRedemption { throw self.error }
+    func insertTokenFamily(_ family: TokenFamilyRecord) async throws { throw self.error }
+    func tokenFamily(id: String) async throws -> TokenFamilyRecord? { throw self.error }
+    func revokeTokenFamily(id: String, at: Date) async throws -> Bool { throw self.error }
+    func revokeTokenFamilies(userId: String, clientId: String, at: Date) async throws -> Int { throw self.error }
+    func insertRefreshToken(_ token: RefreshTokenRecord) async throws { throw self.error }
+    func useRefreshToken(tokenHash: String, at: Date) async throws -> RefreshTokenUse { throw self.error }
+    func refreshToken(tokenHash: String) async throws -> RefreshTokenRecord? { throw self.error }
+    func revokeAccessToken(jti: String, expiresAt: Date) async throws { throw self.error }
+    func isAccessTokenRevoked(jti: String) async throws -> Bool { throw self.error }
+    func consent(userId: String, clientId: String) async throws -> OAuthConsentRecord? { throw self.error }
+    func upsertConsent(_ consent: OAuthConsentRecord) async throws { throw self.error }
+    func consents(userId: String) async throws -> [OAuthConsentRecord] { throw self.error }
+    func deleteConsent(userId: String, clientId: String) async throws -> Bool { throw self.error }
+    func dueLogoutNotices(now: Date, limit: Int) async throws -> [LogoutNoticeRecord] { throw self.error }
+    func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws { throw self.error }
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
     func registration(id: String) async throws -> RegistrationRecord? { throw self.error }
     func signInRegistration(id: String) async throws -> SignInRegistrationRecord? { throw self.error }

@@ -24,6 +24,7 @@ public struct ComposedStore: TouchstoneStore {
     public var settings: any SettingStore
     public var metadata: any MetadataStore
     public var clientStore: any OAuthClientStore
+    public var authorizations: any AuthorizationStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -42,6 +43,7 @@ public struct ComposedStore: TouchstoneStore {
         self.settings = base
         self.metadata = base
         self.clientStore = base
+        self.authorizations = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }
@@ -85,6 +87,16 @@ public struct ComposedStore: TouchstoneStore {
         try await self.sessions.updateSessionIdleExpiry(tokenHash: tokenHash, idleExpiresAt: idleExpiresAt)
     }
     @discardableResult
+    public func reauthenticateSession(
+        tokenHash: String,
+        at: Date,
+        methods: [AuthenticationMethod],
+        passwordAuthenticatedAt: Date?,
+        acr: String?
+    ) async throws -> Bool {
+        try await self.sessions.reauthenticateSession(
+            tokenHash: tokenHash, at: at, methods: methods, passwordAuthenticatedAt: passwordAuthenticatedAt, acr: acr)
+    }
     public func revokeSession(tokenHash: String, at: Date) async throws -> Bool {
         try await self.sessions.revokeSession(tokenHash: tokenHash, at: at)
     }
@@ -349,5 +361,59 @@ public struct ComposedStore: TouchstoneStore {
     }
     public func rotateClientSecret(id: String, secretHash: String, at: Date) async throws -> Bool {
         try await self.clientStore.rotateClientSecret(id: id, secretHash: secretHash, at: at)
+    }
+
+    // MARK: AuthorizationStore
+
+    public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
+        try await self.authorizations.insertAuthorizationCode(code)
+    }
+    public func redeemAuthorizationCode(codeHash: String, at: Date) async throws -> AuthorizationCodeRedemption {
+        try await self.authorizations.redeemAuthorizationCode(codeHash: codeHash, at: at)
+    }
+    public func insertTokenFamily(_ family: TokenFamilyRecord) async throws {
+        try await self.authorizations.insertTokenFamily(family)
+    }
+    public func tokenFamily(id: String) async throws -> TokenFamilyRecord? {
+        try await self.authorizations.tokenFamily(id: id)
+    }
+    public func revokeTokenFamily(id: String, at: Date) async throws -> Bool {
+        try await self.authorizations.revokeTokenFamily(id: id, at: at)
+    }
+    public func revokeTokenFamilies(userId: String, clientId: String, at: Date) async throws -> Int {
+        try await self.authorizations.revokeTokenFamilies(userId: userId, clientId: clientId, at: at)
+    }
+    public func insertRefreshToken(_ token: RefreshTokenRecord) async throws {
+        try await self.authorizations.insertRefreshToken(token)
+    }
+    public func useRefreshToken(tokenHash: String, at: Date) async throws -> RefreshTokenUse {
+        try await self.authorizations.useRefreshToken(tokenHash: tokenHash, at: at)
+    }
+    public func refreshToken(tokenHash: String) async throws -> RefreshTokenRecord? {
+        try await self.authorizations.refreshToken(tokenHash: tokenHash)
+    }
+    public func revokeAccessToken(jti: String, expiresAt: Date) async throws {
+        try await self.authorizations.revokeAccessToken(jti: jti, expiresAt: expiresAt)
+    }
+    public func isAccessTokenRevoked(jti: String) async throws -> Bool {
+        try await self.authorizations.isAccessTokenRevoked(jti: jti)
+    }
+    public func consent(userId: String, clientId: String) async throws -> OAuthConsentRecord? {
+        try await self.authorizations.consent(userId: userId, clientId: clientId)
+    }
+    public func upsertConsent(_ consent: OAuthConsentRecord) async throws {
+        try await self.authorizations.upsertConsent(consent)
+    }
+    public func consents(userId: String) async throws -> [OAuthConsentRecord] {
+        try await self.authorizations.consents(userId: userId)
+    }
+    public func deleteConsent(userId: String, clientId: String) async throws -> Bool {
+        try await self.authorizations.deleteConsent(userId: userId, clientId: clientId)
+    }
+    public func dueLogoutNotices(now: Date, limit: Int) async throws -> [LogoutNoticeRecord] {
+        try await self.authorizations.dueLogoutNotices(now: now, limit: limit)
+    }
+    public func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws {
+        try await self.authorizations.recordLogoutNotice(clientId: clientId, sessionId: sessionId, delivered: delivered, retryAt: retryAt, error: error)
     }
 }

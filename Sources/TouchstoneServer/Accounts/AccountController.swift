@@ -82,31 +82,9 @@ struct AccountController {
 
     @Sendable func signIn(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: SignInInput.self, context: context)
-        let email = input.email
-        // Limits and throttling are keyed by the (normalised) email whether or not such an account exists, so that
-        // they reveal nothing about which accounts exist.
-        let user = try await self.store.user(email: email)
-        return try await self.audit.failures(.passwordLogin, userId: user?.id) {
-            try await self.limiter.checkFailedCredentials(client: context.client)
-            try await self.limiter.checkAccount("account:\(email)", userId: user?.id)
-            try await self.limiter.checkLogin(email: email)
-            let verification = try await self.hasher.verify(input.password, hash: user?.passwordHash)
-            guard verification != .mismatch, let user else {
-                try await self.limiter.loginFailed(email: email)
-                try await self.limiter.credentialCheckFailed(client: context.client, userId: user?.id)
-                throw APIError.invalidCredentials
-            }
-            if verification == .matchNeedingRehash {
-                // A hash from before the pre-hashing scheme: replace it now that the password is known.
-                _ = try await self.store.updatePassword(userId: user.id, passwordHash: try await self.hasher.hash(input.password))
-            }
-            try await self.limiter.loginSucceeded(email: email)
-            // A password sign-in gives back the PINs that too many wrong attempts disabled.
-            for registrationId in try await self.store.reenablePins(userId: user.id) {
-                try await self.audit.record(.pinReenabled, .info, userId: user.id, registrationId: registrationId)
-            }
+        let signIn = PasswordSignIn(store: self.store, hasher: self.hasher, limiter: self.limiter, audit: self.audit)
+        return try await signIn.signIn(email: input.email, password: input.password, client: context.client) { user in
             let (token, session) = try await self.sessions.create(for: user, method: .password)
-            try await self.audit.record(.passwordLogin, userId: user.id)
             return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
         }
     }

@@ -19,6 +19,9 @@ public struct TouchstoneDependencies: Sendable {
     public var logger: Logger?
     /// Background services to run with the server (the OTLP exporter of ``TouchstoneTracing/bootstrap(_:logger:)``).
     public var services: [any Service] = []
+    /// Posts an `application/x-www-form-urlencoded` body to a URL and answers the HTTP status: how back-channel logout
+    /// tokens leave (nil: over HTTP; tests record them instead).
+    public var postForm: (@Sendable (_ url: String, _ body: String) async throws -> Int)? = nil
 
     public init(
         now: @escaping @Sendable () -> Date,

@@ -208,6 +208,7 @@ extension APIError {
     )
     static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
     static let clientNotFound = APIError(.notFound, code: "client_not_found", message: "no such client")
+    static let grantNotFound = APIError(.notFound, code: "grant_not_found", message: "you have not allowed this client anything")
     static let publicClientHasNoSecret = APIError(
         .conflict,
         code: "public_client_has_no_secret",

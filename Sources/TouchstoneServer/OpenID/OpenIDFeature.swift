@@ -1,10 +1,86 @@
 import Hummingbird
+import Logging
+import ServiceLifecycle
+import TouchstoneOpenID
 
-/// The OpenID Connect provider (issue #31, in progress): so far its clients' registry through the admin API.
+/// The OpenID Connect provider: discovery, the authorization endpoint with its sign-in and consent pages, the token,
+/// revocation, introspection and UserInfo endpoints, RP-initiated and back-channel logout, users' grants, and the
+/// clients' registry (admin API).
 struct OpenIDFeature: Feature {
     let core: ServerCore
+    let provider: OpenIDProvider
+    let passkeys: PasskeyService
+    let backChannel: BackChannelLogout
+
+    init(core: ServerCore, passkeys: PasskeyService) {
+        self.core = core
+        self.passkeys = passkeys
+        let configuration = core.configuration
+        self.provider = OpenIDProvider(
+            issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
+            store: core.store,
+            ring: core.ring,
+            secrets: core.secrets,
+            now: core.now,
+            audit: core.audit,
+            audiences: configuration.tokens.resolvedAudiences(port: configuration.port),
+            accessTokenLifetime: configuration.tokens.accessTokenLifetime.timeInterval,
+            metrics: core.audit.metrics
+        )
+        self.backChannel = BackChannelLogout(
+            provider: self.provider,
+            logger: core.logger,
+            post: core.dependencies.postForm ?? BackChannelLogout.livePost
+        )
+    }
 
     func addRoutes(to router: Router<TouchstoneRequestContext>) {
-        ClientAdminController(store: self.core.store, dependencies: self.core.dependencies, audit: self.core.audit).addRoutes(to: router)
+        let core = self.core
+        let cookies = BrowserCookies(issuer: self.provider.issuer)
+        let pages = OpenIDPages(productName: core.configuration.passkeys.rpName)
+        let tokens = TokenService(
+            ring: core.ring,
+            store: core.store,
+            secrets: core.secrets,
+            now: core.now,
+            issuer: self.provider.issuer,
+            audiences: self.provider.audiences,
+            clientId: core.configuration.tokens.clientId,
+            lifetime: self.provider.accessTokenLifetime,
+            metrics: core.audit.metrics
+        )
+        DiscoveryController(metadata: ProviderMetadata(issuer: self.provider.issuer, signingAlgorithms: [core.ring.algorithm.rawValue]))
+            .addRoutes(to: router)
+        AuthorizationController(
+            provider: self.provider,
+            sessions: core.sessions,
+            passwords: PasswordSignIn(store: core.store, hasher: core.hasher, limiter: core.limiter, audit: core.audit),
+            passkeys: self.passkeys,
+            limiter: core.limiter,
+            cookies: cookies,
+            pages: pages
+        ).addRoutes(to: router)
+        TokenEndpointController(
+            provider: self.provider,
+            service: OpenIDTokenService(provider: self.provider, sessions: core.sessions),
+            tokens: tokens,
+            limiter: core.limiter
+        ).addRoutes(to: router)
+        LogoutController(provider: self.provider, sessions: core.sessions, cookies: cookies, pages: pages).addRoutes(to: router)
+        GrantController(store: core.store, audit: core.audit, now: core.now).addRoutes(to: router, authenticator: core.authenticator)
+        ClientAdminController(store: core.store, dependencies: core.dependencies, audit: core.audit).addRoutes(to: router)
+    }
+
+    var services: [any Service] {
+        let (backChannel, logger) = (self.backChannel, self.core.logger)
+        return [
+            PeriodicService(interval: .seconds(1)) {
+                do {
+                    try await backChannel.deliverDue()
+                } catch {
+                    logger.warning("back-channel logout delivery failed: \(error)")
+                }
+            }
+        ]
     }
 }

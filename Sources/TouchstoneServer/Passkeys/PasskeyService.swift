@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import TouchstoneCrypto
+import TouchstoneOpenID
 import TouchstoneStore
 import TouchstoneWebAuthn
 
@@ -249,7 +250,9 @@ struct PasskeyService: Sendable {
             if user.requireDeviceBoundPasskeys && (passkey.backupEligible || verified.backupEligible) {
                 throw APIError.deviceBoundPasskeyRequired
             }
-            let (token, session) = self.sessions.make(for: user, method: .passkey)
+            var (token, session) = self.sessions.make(for: user, method: .passkey)
+            // The OpenID EAP class the sign-in met: a device-bound passkey (never backup eligible) is `phrh`.
+            session.acr = (passkey.backupEligible || verified.backupEligible) ? ACR.phr.rawValue : ACR.phrh.rawValue
             var events = [self.audit.event(.passkeyLogin, userId: user.id, passkeyId: passkey.id)]
             if verified.cloneWarning {
                 events.append(self.audit.event(.cloneWarning, .info, userId: user.id, passkeyId: passkey.id))

@@ -44,6 +44,12 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case clientCreated = "oauth_client.created"
     case clientDeleted = "oauth_client.deleted"
     case clientSecretRotated = "oauth_client.secret_rotated"
+    case consentGranted = "oauth.consent_granted"
+    case consentDenied = "oauth.consent_denied"
+    case consentRevoked = "oauth.consent_revoked"
+    case codeReplayed = "oauth.code_replayed"
+    case refreshTokenReused = "oauth.refresh_token_reused"
+    case backchannelLogoutFailed = "oauth.backchannel_logout_failed"
 }
 
 enum AuditOutcome: String, Sendable {

@@ -66,6 +66,9 @@ public struct RateLimitSettings: Sendable {
     public var perAddress = RateLimit(capacity: 300, interval: 0.2)
     /// Per account, registration or credential, kept in the database so that every instance shares it.
     public var perAccount = RateLimit(capacity: 20, interval: 3)
+    /// Per OpenID client at the token, revocation and introspection endpoints, kept in each instance's memory: a
+    /// ceiling against a runaway or compromised client, far above what a busy web app needs.
+    public var perClient = RateLimit(capacity: 20_000, interval: 1.0 / 5_000)
     /// Peers whose `X-Forwarded-For` is believed.
     public var trustedProxies: Set<String> = []
     /// Failed password sign-ins for one email before it is throttled.
@@ -94,6 +97,10 @@ public struct RateLimitSettings: Sendable {
         if let value = environment["TOUCHSTONE_RATE_LIMIT_PER_ADDRESS"] {
             guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_RATE_LIMIT_PER_ADDRESS", value) }
             self.perAddress = limit
+        }
+        if let value = environment["TOUCHSTONE_RATE_LIMIT_PER_CLIENT"] {
+            guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_RATE_LIMIT_PER_CLIENT", value) }
+            self.perClient = limit
         }
         if let value = environment["TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT"] {
             guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_RATE_LIMIT_PER_ACCOUNT", value) }
@@ -156,6 +163,14 @@ struct RateLimiter: Sendable {
         guard self.settings.enabled, let address = client.address else { return }
         if let wait = self.buckets.take("\(group):\(address)", limit: self.settings.perAddress, at: self.now()) {
             try await self.refuse(wait, scope: "address:\(group)")
+        }
+    }
+
+    /// Per-client limit of the OpenID provider's back-end endpoints (``RateLimitSettings/perClient``).
+    func checkClient(_ clientId: String) async throws {
+        guard self.settings.enabled else { return }
+        if let wait = self.buckets.take("oauth-client:\(clientId)", limit: self.settings.perClient, at: self.now()) {
+            try await self.refuse(wait, scope: "client")
         }
     }
 

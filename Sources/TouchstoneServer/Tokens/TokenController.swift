@@ -53,6 +53,8 @@ struct TokenController {
         var iss: String?
         var aud: [String]?
         var jti: String?
+        var scope: String?
+        var acr: String?
 
         static let inactive = Introspection(active: false)
 
@@ -73,6 +75,8 @@ struct TokenController {
             self.iss = claims.issuer
             self.aud = claims.audience
             self.jti = claims.tokenId
+            self.scope = claims.scope
+            self.acr = claims.authenticationContext
         }
     }
 

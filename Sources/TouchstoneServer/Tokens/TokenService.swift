@@ -6,7 +6,7 @@ import TouchstoneStore
 /// Access tokens: issued from a live session, verified (with the session's state) for introspection.
 struct TokenService: Sendable {
     let ring: SigningKeyRing
-    let store: any SessionStore & UserStore
+    let store: any SessionStore & UserStore & AuthorizationStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     let issuer: String
@@ -74,7 +74,7 @@ struct TokenService: Sendable {
         return claims
     }
 
-    private func activeClaims(_ token: String) async throws -> AccessTokenClaims? {
+    func activeClaims(_ token: String) async throws -> AccessTokenClaims? {
         let verifier = AccessTokenVerifier(
             keys: try await self.ring.verificationKeys(),
             issuer: self.issuer,
@@ -87,6 +87,14 @@ struct TokenService: Sendable {
         let now = self.now()
         guard session.revokedAt == nil, now < session.expiresAt, now < session.idleExpiresAt else { return nil }
         guard try await self.store.user(id: session.userId) != nil else { return nil }
+        // An OpenID client's token also ends with its authorization (a revoked family, a replayed code) and when
+        // revoked on its own (RFC 7009).
+        if let grantId = claims.grantId {
+            guard let family = try await self.store.tokenFamily(id: grantId), family.isLive, family.clientId == claims.clientId else {
+                return nil
+            }
+            guard try await !self.store.isAccessTokenRevoked(jti: claims.tokenId) else { return nil }
+        }
         return claims
     }
 }

@@ -50,6 +50,9 @@ public struct SessionRecord: Sendable, Hashable {
     /// A stable, non-secret identifier (access tokens carry it as `sid`); `nil` for sessions from before it existed
     /// until one is assigned.
     public var id: String?
+    /// After a passkey sign-in, the OpenID EAP ACR value it met: `phrh` (a device-bound passkey, not backup eligible)
+    /// or `phr` (a synced passkey); nil for other methods.
+    public var acr: String?
 
     public init(
         tokenHash: String,
@@ -62,9 +65,11 @@ public struct SessionRecord: Sendable, Hashable {
         methods: [AuthenticationMethod],
         registrationId: String? = nil,
         revokedAt: Date? = nil,
-        id: String? = nil
+        id: String? = nil,
+        acr: String? = nil
     ) {
         self.id = id
+        self.acr = acr
         self.tokenHash = tokenHash
         self.userId = userId
         self.createdAt = createdAt

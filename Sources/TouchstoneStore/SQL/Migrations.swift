@@ -329,5 +329,84 @@ enum Migrations {
                 """
             ]
         ),
+        Migration(
+            version: 15,
+            name: "OpenID Connect codes, token families, refresh tokens, consents",
+            statements: [
+                // How a session's passkey sign-in stood (OpenID EAP ACR: 'phr', or 'phrh' for a device-bound passkey).
+                "ALTER TABLE sessions ADD COLUMN acr TEXT",
+                // An authorization code, by its SHA-256 hash: bound to the client, the redirect URI, the PKCE
+                // challenge, the nonce and the sign-in; single use (used_at), valid until expires_at. family_id names
+                // the token family its exchange starts (and a replay revokes).
+                """
+                CREATE TABLE oauth_codes (
+                    code_hash TEXT PRIMARY KEY,
+                    client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    session_id TEXT NOT NULL,
+                    redirect_uri TEXT NOT NULL,
+                    code_challenge TEXT NOT NULL,
+                    nonce TEXT,
+                    scope TEXT NOT NULL,
+                    auth_time BIGINT NOT NULL,
+                    amr TEXT NOT NULL,
+                    acr TEXT,
+                    family_id TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    used_at BIGINT
+                )
+                """,
+                "CREATE INDEX oauth_codes_expires_at ON oauth_codes (expires_at)",
+                // The tokens one authorization gave a client: its refresh tokens and access tokens live while the
+                // family is not revoked and its session has not ended. When the session ends, logout_state becomes
+                // 'pending' for a client with a back-channel logout URI, then 'delivered' or 'abandoned'.
+                """
+                CREATE TABLE oauth_token_families (
+                    id TEXT PRIMARY KEY,
+                    client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    session_id TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    auth_time BIGINT NOT NULL,
+                    amr TEXT NOT NULL,
+                    acr TEXT,
+                    created_at BIGINT NOT NULL,
+                    revoked_at BIGINT,
+                    session_ended_at BIGINT,
+                    logout_state TEXT,
+                    logout_attempts BIGINT NOT NULL DEFAULT 0,
+                    logout_next_at BIGINT,
+                    logout_error TEXT
+                )
+                """,
+                "CREATE INDEX oauth_token_families_session ON oauth_token_families (session_id)",
+                "CREATE INDEX oauth_token_families_user_client ON oauth_token_families (user_id, client_id)",
+                "CREATE INDEX oauth_token_families_logout ON oauth_token_families (logout_state, logout_next_at)",
+                // A refresh token, by its SHA-256 hash; used once (rotation), then kept to recognise a reuse.
+                """
+                CREATE TABLE oauth_refresh_tokens (
+                    token_hash TEXT PRIMARY KEY,
+                    family_id TEXT NOT NULL REFERENCES oauth_token_families(id) ON DELETE CASCADE,
+                    scope TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    used_at BIGINT
+                )
+                """,
+                "CREATE INDEX oauth_refresh_tokens_family ON oauth_refresh_tokens (family_id)",
+                // Access tokens revoked before their expiry (RFC 7009), by jti, kept until they would have expired.
+                "CREATE TABLE oauth_revoked_access_tokens (jti TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
+                // What a user allowed a third-party client: the scopes, space-separated.
+                """
+                CREATE TABLE oauth_consents (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+                    scope TEXT NOT NULL,
+                    granted_at BIGINT NOT NULL,
+                    PRIMARY KEY (user_id, client_id)
+                )
+                """,
+            ]
+        ),
     ]
 }

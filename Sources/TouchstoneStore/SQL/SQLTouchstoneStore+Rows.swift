@@ -53,14 +53,14 @@ extension SessionRecord {
     /// The columns an insert names, in the order of ``insertValues`` (also every column ``init(row:)`` reads).
     static let insertColumns = """
         token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at, password_authenticated_at, \
-        methods, registration_id, revoked_at, id
+        methods, registration_id, revoked_at, id, acr
         """
 
     var insertValues: [any Encodable & Sendable] {
         [
             self.tokenHash, self.userId, self.createdAt.millis, self.expiresAt.millis, self.idleExpiresAt.millis,
             self.authenticatedAt.millis, self.passwordAuthenticatedAt?.millis, self.methods.map(\.rawValue).joined(separator: ","),
-            self.registrationId, self.revokedAt?.millis, self.id,
+            self.registrationId, self.revokedAt?.millis, self.id, self.acr,
         ]
     }
 
@@ -78,7 +78,8 @@ extension SessionRecord {
             methods: methods,
             registrationId: try row.decode(column: "registration_id", as: String?.self),
             revokedAt: try row.optionalDate("revoked_at"),
-            id: try row.decode(column: "id", as: String?.self)
+            id: try row.decode(column: "id", as: String?.self),
+            acr: try row.decode(column: "acr", as: String?.self)
         )
     }
 }

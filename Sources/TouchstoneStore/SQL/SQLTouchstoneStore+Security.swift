@@ -273,15 +273,17 @@ extension SQLTouchstoneStore {
     }
 
     public func revokeSessions(userId: String, keeping: String?, at: Date) async throws -> Int {
-        try await self.executor.withDatabase { db in
-            try await db.raw(
+        try await self.executor.withTransaction { db in
+            let rows = try await db.raw(
                 """
                 UPDATE sessions SET revoked_at = \(bind: at.millis)
                 WHERE user_id = \(bind: userId) AND revoked_at IS NULL AND expires_at > \(bind: at.millis)
                     AND token_hash <> \(bind: keeping ?? "")
-                RETURNING token_hash
+                RETURNING id
                 """
-            ).all().count
+            ).all()
+            try await Self.endTokenFamilies(sessionIds: try rows.compactMap { try $0.decode(column: "id", as: String?.self) }, at: at, in: db)
+            return rows.count
         }
     }
 

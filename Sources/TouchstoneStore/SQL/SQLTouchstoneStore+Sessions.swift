@@ -48,10 +48,35 @@ extension SQLTouchstoneStore {
     }
 
     public func revokeSession(tokenHash: String, at: Date) async throws -> Bool {
+        try await self.executor.withTransaction { db in
+            guard let row = try await db.raw(
+                """
+                UPDATE sessions SET revoked_at = \(bind: at.millis)
+                WHERE token_hash = \(bind: tokenHash) AND revoked_at IS NULL RETURNING id
+                """
+            ).first() else {
+                return false
+            }
+            if let id = try row.decode(column: "id", as: String?.self) {
+                try await Self.endTokenFamilies(sessionIds: [id], at: at, in: db)
+            }
+            return true
+        }
+    }
+
+    public func reauthenticateSession(
+        tokenHash: String,
+        at: Date,
+        methods: [AuthenticationMethod],
+        passwordAuthenticatedAt: Date?,
+        acr: String?
+    ) async throws -> Bool {
         try await self.executor.withDatabase { db in
             try await db.raw(
                 """
-                UPDATE sessions SET revoked_at = \(bind: at.millis)
+                UPDATE sessions SET authenticated_at = \(bind: at.millis), methods = \(bind: methods.map(\.rawValue).joined(separator: ",")),
+                    password_authenticated_at = COALESCE(\(bind: passwordAuthenticatedAt?.millis), password_authenticated_at),
+                    acr = \(bind: acr)
                 WHERE token_hash = \(bind: tokenHash) AND revoked_at IS NULL RETURNING token_hash
                 """
             ).first() != nil

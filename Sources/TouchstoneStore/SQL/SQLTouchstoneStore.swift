@@ -120,6 +120,21 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                     AND (blocked_until IS NULL OR blocked_until < \(bind: cutoff.millis))
                 """
             ).run()
+            // The OpenID provider's records: a code is kept a day past its expiry (so that a late replay still
+            // revokes what it gave), a revoked access token until it would have expired, a token family a day after
+            // it died (its refresh tokens go with it), unless a back-channel logout is still owed for it.
+            let dayBefore = cutoff.addingTimeInterval(-86_400).millis
+            try await db.raw("DELETE FROM oauth_codes WHERE expires_at < \(bind: dayBefore)").run()
+            try await db.raw("DELETE FROM oauth_revoked_access_tokens WHERE expires_at < \(bind: cutoff.millis)").run()
+            try await db.raw(
+                """
+                DELETE FROM oauth_token_families
+                WHERE (logout_state IS NULL OR logout_state <> 'pending') AND (
+                    revoked_at < \(bind: dayBefore) OR session_ended_at < \(bind: dayBefore)
+                    OR (created_at < \(bind: dayBefore) AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = oauth_token_families.session_id))
+                )
+                """
+            ).run()
             return PurgeResult(challenges: challenges + webAuthnChallenges, sessions: sessions, pendingRegistrations: pending)
         }
     }

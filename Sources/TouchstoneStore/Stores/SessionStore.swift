@@ -10,9 +10,20 @@ public protocol SessionStore: Sendable {
     /// Moves a session's idle deadline.
     func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws
 
-    /// Revokes a session; returns whether a live session was revoked.
+    /// Revokes a session; returns whether a live session was revoked. The OpenID token families of the session end
+    /// with it (and back-channel logouts become due).
     @discardableResult
     func revokeSession(tokenHash: String, at: Date) async throws -> Bool
+
+    /// Records a new sign-in in a live session (it keeps its id): the time, the methods, the password time when the
+    /// password was proven, and the ACR; returns whether a live session was updated.
+    func reauthenticateSession(
+        tokenHash: String,
+        at: Date,
+        methods: [AuthenticationMethod],
+        passwordAuthenticatedAt: Date?,
+        acr: String?
+    ) async throws -> Bool
 
     /// The user's sessions that have not ended at `at` (not revoked, not expired), newest first.
     func activeSessions(userId: String, at: Date) async throws -> [SessionRecord]

@@ -1,0 +1,204 @@
+import Foundation
+import Hummingbird
+import TouchstoneAuth
+import TouchstoneOpenID
+import TouchstoneStore
+
+/// The provider's back-end endpoints: `POST /oauth2/token` (codes and refresh tokens), `POST /oauth2/revoke` (RFC
+/// 7009), `POST /oauth2/introspect` (RFC 7662) and `GET|POST /oauth2/userinfo`. Errors use OAuth's shape
+/// `{"error", "error_description"}` (RFC 6749 §5.2) and every answer `Cache-Control: no-store`.
+struct TokenEndpointController {
+    typealias Context = TouchstoneRequestContext
+
+    let provider: OpenIDProvider
+    let service: OpenIDTokenService
+    let tokens: TokenService
+    let limiter: RateLimiter
+
+    func addRoutes(to router: Router<Context>) {
+        router.post("/oauth2/token") { request, context in try await self.oauth(request, context) { try await self.token($0, $1) } }
+        router.post("/oauth2/revoke") { request, context in try await self.oauth(request, context) { try await self.revoke($0, $1) } }
+        router.post("/oauth2/introspect") { request, context in
+            try await self.oauth(request, context) { try await self.introspect($0, $1) }
+        }
+        router.get("/oauth2/userinfo", use: self.userinfo)
+        router.post("/oauth2/userinfo", use: self.userinfo)
+    }
+
+    // MARK: Token
+
+    private func token(_ request: Request, _ context: Context) async throws -> Response {
+        let form = try await self.form(request, context)
+        let client = try await self.authenticate(request, form, context)
+        guard let grantType = try form.single("grant_type") else { throw OAuthFailure(.invalidRequest("parameter 'grant_type' is missing")) }
+        let issued: OpenIDTokenService.Issued
+        switch grantType {
+        case "authorization_code":
+            issued = try await self.service.exchange(
+                code: try form.required("code"),
+                redirectURI: try form.required("redirect_uri"),
+                verifier: try form.required("code_verifier"),
+                client: client.record
+            )
+        case "refresh_token":
+            issued = try await self.service.refresh(
+                token: try form.required("refresh_token"),
+                scope: try form.single("scope"),
+                client: client.record
+            )
+        default:
+            throw OAuthFailure(.unsupportedGrantType("grant_type must be authorization_code or refresh_token"))
+        }
+        struct Body: Encodable {
+            var access_token: String
+            var token_type = "Bearer"
+            var expires_in: Int
+            var scope: String
+            var id_token: String?
+            var refresh_token: String?
+        }
+        let body = Body(
+            access_token: issued.tokens.accessToken,
+            expires_in: issued.tokens.expiresIn,
+            scope: issued.tokens.scope,
+            id_token: issued.tokens.idToken,
+            refresh_token: issued.refreshToken
+        )
+        return Self.json(.ok, body)
+    }
+
+    // MARK: Revocation
+
+    private func revoke(_ request: Request, _ context: Context) async throws -> Response {
+        let form = try await self.form(request, context)
+        let client = try await self.authenticate(request, form, context)
+        let token = try form.required("token")
+        if let hint = try form.single("token_type_hint"), !["access_token", "refresh_token"].contains(hint) {
+            throw OAuthFailure(.unsupportedTokenType("token_type_hint must be access_token or refresh_token"))
+        }
+        try await self.service.revoke(token: token, client: client.record)
+        return Response(status: .ok, headers: [.cacheControl: "no-store", .contentLength: "0"])
+    }
+
+    // MARK: Introspection
+
+    private func introspect(_ request: Request, _ context: Context) async throws -> Response {
+        let form = try await self.form(request, context)
+        _ = try await self.authenticate(request, form, context, allowPublic: false)
+        let token = try form.required("token")
+        guard token.utf8.count <= SignedToken.maximumLength, let claims = try await self.tokens.activeClaims(token) else {
+            return Self.json(.ok, TokenController.Introspection.inactive)
+        }
+        return Self.json(.ok, TokenController.Introspection(claims))
+    }
+
+    // MARK: UserInfo
+
+    /// `GET|POST /oauth2/userinfo` with `Authorization: Bearer`: the claims the token's scopes allow (OpenID Connect
+    /// Core §5.3). A bad, expired or revoked token is 401 with `WWW-Authenticate: Bearer error="invalid_token"`.
+    @Sendable func userinfo(request: Request, context: Context) async throws -> Response {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+            return Self.bearerError(.unauthorized, nil, "an access token is required")
+        }
+        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        guard token.utf8.count <= SignedToken.maximumLength, let claims = try await self.tokens.activeClaims(token) else {
+            return Self.bearerError(.unauthorized, "invalid_token", "the access token is invalid, expired or revoked")
+        }
+        let scopes = (claims.scope ?? "").split(separator: " ").map(String.init)
+        guard claims.grantId != nil, scopes.contains("openid") else {
+            return Self.bearerError(.forbidden, "insufficient_scope", "the access token was not granted the openid scope")
+        }
+        guard let user = try await self.provider.store.user(id: claims.subject) else {
+            return Self.bearerError(.unauthorized, "invalid_token", "the account no longer exists")
+        }
+        struct Body: Encodable {
+            var sub: String
+            var email: String?
+            var email_verified: Bool?
+            var name: String?
+        }
+        let body = Body(
+            sub: user.id,
+            email: scopes.contains("email") ? user.email : nil,
+            email_verified: scopes.contains("email") ? false : nil,
+            name: scopes.contains("profile") ? user.displayName : nil
+        )
+        return Self.json(.ok, body)
+    }
+
+    // MARK: Plumbing
+
+    /// The calling client, within its rate limit; a failed authentication counts against the caller's address.
+    private func authenticate(_ request: Request, _ form: FormParameters, _ context: Context, allowPublic: Bool = true) async throws
+        -> OpenIDProvider.AuthenticatedClient
+    {
+        do {
+            let client = try await self.provider.authenticateClient(authorization: request.headers[.authorization], form: form,
+                allowPublic: allowPublic)
+            try await self.limiter.checkClient(client.id)
+            return client
+        } catch let failure as OAuthFailure where failure.error.code == "invalid_client" {
+            try await self.limiter.checkAddress("oauth_client_auth", client: context.client)
+            throw failure
+        }
+    }
+
+    /// Runs an OAuth endpoint: any failure becomes OAuth's error shape, never the v1 API's.
+    private func oauth(_ request: Request, _ context: Context, _ body: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await body(request, context)
+        } catch let failure as OAuthFailure {
+            return Self.error(failure)
+        } catch let error as OpenIDError {
+            return Self.error(OAuthFailure(error))
+        } catch let error as APIError where error.status == .tooManyRequests {
+            var response = Self.error(OAuthFailure(.invalidRequest("too many requests; try again later")), status: .tooManyRequests)
+            for field in error.headers { response.headers.append(field) }
+            return response
+        } catch let error as APIError where error.status == .contentTooLarge {
+            return Self.error(OAuthFailure(.invalidRequest(error.message)), status: .contentTooLarge)
+        }
+    }
+
+    private func form(_ request: Request, _ context: Context) async throws -> FormParameters {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
+            throw OAuthFailure(.invalidRequest("the body must be application/x-www-form-urlencoded"))
+        }
+        let body = try await request.collectJSONBody(context: context)
+        return try FormParameters(urlEncoded: String(decoding: body, as: UTF8.self))
+    }
+
+    static func error(_ failure: OAuthFailure, status: HTTPResponse.Status? = nil) -> Response {
+        struct Body: Encodable {
+            var error: String
+            var error_description: String
+        }
+        let status = status ?? (failure.error.code == "invalid_client" ? .unauthorized : .badRequest)
+        var response = Self.json(status, Body(error: failure.error.code, error_description: failure.error.reason))
+        if status == .unauthorized && failure.basic {
+            response.headers[.wwwAuthenticate] = "Basic realm=\"touchstone\""
+        }
+        return response
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store", .init("Pragma")!: "no-cache"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    private static func bearerError(_ status: HTTPResponse.Status, _ code: String?, _ description: String) -> Response {
+        struct Body: Encodable {
+            var error: String
+            var error_description: String
+        }
+        var response = Self.json(status, Body(error: code ?? "invalid_request", error_description: description))
+        response.headers[.wwwAuthenticate] = code.map { "Bearer error=\"\($0)\", error_description=\"\(description)\"" } ?? "Bearer"
+        return response
+    }
+}
