@@ -47,6 +47,7 @@ public enum TestServer {
         _ setup: TestingSetup = .router,
         configuration: TouchstoneConfiguration = TestServer.configuration(),
         clock: ManualClock = ManualClock(),
+        postForm: (@Sendable (String, String) async throws -> Int)? = nil,
         _ body: @Sendable (any TestClientProtocol, String, any TouchstoneStore) async throws -> Void
     ) async throws {
         guard case .sqliteFile(let path) = configuration.database else {
@@ -55,7 +56,7 @@ public enum TestServer {
         let store = try await SQLTouchstoneStore.sqlite(.file(path: path), logger: Logger(label: "test"))
         try await store.migrate()
         let (key, _) = try await AdminKeys.create(name: "ops", store: store)
-        try await Self.run(setup, configuration: configuration, clock: clock, store: store) { client in
+        try await Self.run(setup, configuration: configuration, clock: clock, store: store, postForm: postForm) { client in
             try await body(client, key, store)
         }
     }
@@ -66,13 +67,13 @@ public enum TestServer {
         configuration: TouchstoneConfiguration = TestServer.configuration(),
         clock: ManualClock = ManualClock(),
         store: (any TouchstoneStore)? = nil,
+        postForm: (@Sendable (String, String) async throws -> Int)? = nil,
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         defer { Self.removeDatabase(of: configuration) }
-        let app = try await buildApplication(
-            configuration: configuration,
-            dependencies: dependencies(clock: clock, store: store)
-        )
+        var dependencies = dependencies(clock: clock, store: store)
+        dependencies.postForm = postForm
+        let app = try await buildApplication(configuration: configuration, dependencies: dependencies)
         return try await app.test(setup, body)
     }
 }
