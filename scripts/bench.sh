@@ -100,6 +100,33 @@ for kind in biometric passkey; do
 done
 stop_servers
 
+# The OpenID provider, SQLite, one instance: complete code flows (authorize with a signed-in browser → token with PKCE
+# → userinfo) and refresh-token grants, 64 browsers each, from a first-party confidential client.
+oidc_db="$work/oidc.sqlite"
+"$bin" migrate --database "sqlite:$oidc_db" >&2
+oidc_client=$("$bin" clients create --database "sqlite:$oidc_db" --name Bench --redirect-uri http://127.0.0.1/cb --first-party)
+oidc_id=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["clientId"])' "$oidc_client")
+oidc_secret=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["clientSecret"])' "$oidc_client")
+start_server 18406 "sqlite:$oidc_db"
+for mode in flow refresh; do
+  echo "== oidc: $mode, 64 browsers" >&2
+  "$bin" bench oidc --server http://127.0.0.1:18406 --client-id "$oidc_id" --client-secret "$oidc_secret" \
+    --redirect-uri http://127.0.0.1/cb --mode "$mode" --browsers 64 --duration "$duration" --warmup 1 --server-pid "$server_pid" \
+    --json >"$work/oidc.json"
+  python3 - "$mode" "$work/oidc.json" >>"$results" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[2]))
+report["label"] = "oidc-" + sys.argv[1]
+print(json.dumps(report))
+PY
+  tail -1 "$results" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+l = r["latencyMs"]
+print("   %.0f/s  p50 %.2f ms  p99 %.2f ms  errors %s" % (r["perSecond"], l["p50"], l["p99"], r["errors"]), file=sys.stderr)'
+done
+stop_servers
+
 # Round one's switches (docs/performance.md): group commit and key cache off and on, same binary, same run.
 for variant in "before:TOUCHSTONE_SQLITE_COMMIT_BATCH=1 TOUCHSTONE_KEY_CACHE_SIZE=0" \
   "no-group-commit:TOUCHSTONE_SQLITE_COMMIT_BATCH=1" "no-key-cache:TOUCHSTONE_KEY_CACHE_SIZE=0" "after:TOUCHSTONE_KEY_CACHE_SIZE=10000"; do

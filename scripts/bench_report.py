@@ -66,6 +66,16 @@ def flatness(runs):
     return p50_small, p50_large, p50_large / p50_small - 1, rss
 
 
+# The OpenID provider (issue #31): code flows (authorize → token with PKCE → userinfo) and refresh grants per second at
+# 64 concurrent browsers, with p99 bounds.
+OIDC_TARGETS = {"flow": (1500, 50), "refresh": (3000, 50)}
+OIDC_NAMES = {"flow": "code flows (authorize → token → userinfo)", "refresh": "refresh-token grants"}
+
+
+def oidc_runs(runs):
+    return [r for r in runs if r["label"].startswith("oidc-")]
+
+
 def ratio_target(name):
     return next((target for key, target in RATIO_TARGETS.items() if key in name), 0.85)
 
@@ -86,6 +96,10 @@ def summary(runs, verify):
                 target = "(reported)" if goal is None else f"≥ {fmt(goal[0])}/s" + (f", p99 < {goal[1]} ms" if goal[1] else "")
                 lines.append(f"| {kind} ceremonies, 64 devices, {name} | {target} | {fmt(r['ceremoniesPerSecond'])}/s, "
                              f"p99 {fmt(r['latencyMs']['p99'], 1)} ms |")
+    for r in oidc_runs(runs):
+        rate_goal, p99_goal = OIDC_TARGETS[r["mode"]]
+        lines.append(f"| OpenID {OIDC_NAMES[r['mode']]}, 64 browsers, SQLite | ≥ {fmt(rate_goal)}/s, p99 < {p99_goal} ms | "
+                     f"{fmt(r['perSecond'])}/s, p99 {fmt(r['latencyMs']['p99'], 1)} ms |")
     at64 = [r for r in runs if r["label"] == "sqlite" and r["kind"] == "biometric" and r["devices"] == 64]
     if at64 and at64[0].get("serverCPUMicrosecondsPerCeremony") is not None:
         lines.append(f"| server CPU per biometric ceremony (64 devices, SQLite) | ≤ {CPU_TARGET_US} µs | {cpu(at64[0])} µs |")
@@ -119,6 +133,16 @@ def markdown(runs, verify):
             l = r["latencyMs"]
             lines.append(f"| {r['kind']} | {r['devices']} | {fmt(r['ceremoniesPerSecond'])} | {fmt(l['p50'], 2)} | "
                          f"{fmt(l['p90'], 2)} | {fmt(l['p99'], 2)} | {fmt(l['max'], 1)} | {errors(r)} | {cpu(r)} | {memory(r)} |")
+
+    if oidc_runs(runs):
+        lines += ["", "### The OpenID provider: SQLite, one instance (`touchstone bench oidc`)", "",
+                  "| operation | browsers | per second | p50 ms | p90 ms | p99 ms | max ms | errors | server CPU µs/operation |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+        for r in oidc_runs(runs):
+            l = r["latencyMs"]
+            server_cpu = r.get("serverCPUMicrosecondsPerOperation")
+            lines.append(f"| {OIDC_NAMES[r['mode']]} | {r['browsers']} | {fmt(r['perSecond'])} | {fmt(l['p50'], 2)} | {fmt(l['p90'], 2)} | "
+                         f"{fmt(l['p99'], 2)} | {fmt(l['max'], 1)} | {errors(r)} | {fmt(server_cpu) if server_cpu is not None else 'n/a'} |")
 
     variants = [r for r in runs if r["label"].startswith("variant-")]
     if variants:
@@ -171,6 +195,12 @@ def targets(runs, verify):
         verdict = "met" if not misses else "missed (" + ", ".join(misses) + ")"
         goal = f"≥ {fmt(rate_goal)}/s" + (f", p99 < {p99_goal} ms" if p99_goal else "")
         out.append(f"- {kind}, 64 devices, {label}: {goal}: {verdict}: {fmt(rate)}/s, p99 {fmt(p99, 2)} ms")
+    for r in oidc_runs(runs):
+        rate_goal, p99_goal = OIDC_TARGETS[r["mode"]]
+        rate, p99 = r["perSecond"], r["latencyMs"]["p99"]
+        misses = ([f"{rate / rate_goal * 100:.0f} % of the rate"] if rate < rate_goal else []) + ([f"p99 {fmt(p99, 1)} ms"] if p99 >= p99_goal else [])
+        verdict = "met" if not misses else "missed (" + ", ".join(misses) + ")"
+        out.append(f"- OpenID {OIDC_NAMES[r['mode']]}, 64 browsers: ≥ {fmt(rate_goal)}/s, p99 < {p99_goal} ms: {verdict}: {fmt(rate)}/s, p99 {fmt(p99, 2)} ms")
     at64 = [r for r in runs if r["label"] == "sqlite" and r["kind"] == "biometric" and r["devices"] == 64]
     if at64 and at64[0].get("serverCPUMicrosecondsPerCeremony") is not None:
         value = at64[0]["serverCPUMicrosecondsPerCeremony"]

@@ -19,6 +19,7 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
         case unauthorizedClient = "unauthorized_client"
         case unsupportedGrantType = "unsupported_grant_type"
         case unsupportedTokenType = "unsupported_token_type"
+        case temporarilyUnavailable = "temporarily_unavailable"
     }
 
     private let kind: Code
@@ -57,6 +58,8 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func unsupportedGrantType(_ reason: String) -> Self { Self(.unsupportedGrantType, reason) }
     /// RFC 7009 §2.2.1.
     public static func unsupportedTokenType(_ reason: String) -> Self { Self(.unsupportedTokenType, reason) }
+    /// The provider cannot answer now (its database is unavailable): 503.
+    public static func temporarilyUnavailable(_ reason: String) -> Self { Self(.temporarilyUnavailable, reason) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
     public func hash(into hasher: inout Hasher) { hasher.combine(self.kind) }

@@ -19,6 +19,17 @@ extension Request {
         }
     }
 
+    /// An `application/x-www-form-urlencoded` body as text (empty when there is none): 413 when larger than the
+    /// context allows.
+    func collectFormBody(context: some RequestContext) async throws -> String {
+        do {
+            let buffer = try await self.body.collect(upTo: context.maxUploadSize)
+            return String(buffer: buffer)
+        } catch {
+            throw APIError.payloadTooLarge(limit: context.maxUploadSize)
+        }
+    }
+
     /// The body's bytes: 413 when larger than the context allows, 400 `invalid_request` when empty.
     func collectJSONBody(context: some RequestContext) async throws -> [UInt8] {
         let buffer: ByteBuffer

@@ -59,8 +59,7 @@ struct AuthorizationController {
                 guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
                     return self.pages.message(title: "Sign-in error", "The authorization request must be a form.", status: .badRequest)
                 }
-                let body = try await request.collectJSONBody(context: context)
-                parameters = try FormParameters(urlEncoded: String(decoding: body, as: UTF8.self))
+                parameters = try FormParameters(urlEncoded: try await request.collectFormBody(context: context))
             } else {
                 parameters = try FormParameters(urlEncoded: request.uri.query ?? "")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import TouchstoneAuth
 import TouchstoneOpenID
 import TouchstoneStore
@@ -21,8 +22,8 @@ struct TokenEndpointController {
         router.post("/oauth2/introspect") { request, context in
             try await self.oauth(request, context) { try await self.introspect($0, $1) }
         }
-        router.get("/oauth2/userinfo", use: self.userinfo)
-        router.post("/oauth2/userinfo", use: self.userinfo)
+        router.get("/oauth2/userinfo") { request, context in try await self.oauth(request, context) { try await self.userinfo($0, $1) } }
+        router.post("/oauth2/userinfo") { request, context in try await self.oauth(request, context) { try await self.userinfo($0, $1) } }
     }
 
     // MARK: Token
@@ -96,7 +97,7 @@ struct TokenEndpointController {
 
     /// `GET|POST /oauth2/userinfo` with `Authorization: Bearer`: the claims the token's scopes allow (OpenID Connect
     /// Core §5.3). A bad, expired or revoked token is 401 with `WWW-Authenticate: Bearer error="invalid_token"`.
-    @Sendable func userinfo(request: Request, context: Context) async throws -> Response {
+    private func userinfo(_ request: Request, _ context: Context) async throws -> Response {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             return Self.bearerError(.unauthorized, nil, "an access token is required")
         }
@@ -157,6 +158,13 @@ struct TokenEndpointController {
             return response
         } catch let error as APIError where error.status == .contentTooLarge {
             return Self.error(OAuthFailure(.invalidRequest(error.message)), status: .contentTooLarge)
+        } catch let error as APIError where error.status == .serviceUnavailable {
+            return Self.error(OAuthFailure(.temporarilyUnavailable("the provider cannot answer now; try again")), status: .serviceUnavailable)
+        } catch let error as APIError where (400..<500).contains(error.status.code) {
+            return Self.error(OAuthFailure(.invalidRequest(error.message)), status: error.status)
+        } catch let error as StoreError where error == .unavailable {
+            context.logger.error("storage unavailable: \(error)")
+            return Self.error(OAuthFailure(.temporarilyUnavailable("the provider cannot answer now; try again")), status: .serviceUnavailable)
         }
     }
 
@@ -164,8 +172,7 @@ struct TokenEndpointController {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
             throw OAuthFailure(.invalidRequest("the body must be application/x-www-form-urlencoded"))
         }
-        let body = try await request.collectJSONBody(context: context)
-        return try FormParameters(urlEncoded: String(decoding: body, as: UTF8.self))
+        return try FormParameters(urlEncoded: try await request.collectFormBody(context: context))
     }
 
     static func error(_ failure: OAuthFailure, status: HTTPResponse.Status? = nil) -> Response {

@@ -38,13 +38,25 @@ final class HTTPConnection: TouchstoneTransport, @unchecked Sendable {
     }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await self.exchange(request)
+        return TransportResponse(status: response.status, body: response.body)
+    }
+
+    /// A response with its headers (the OpenID benchmark follows `Location`).
+    struct RawResponse: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+    }
+
+    func exchange(_ request: TransportRequest) async throws -> RawResponse {
         let body = request.body.map { ByteBuffer(bytes: $0) }
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: self.host)
         for (name, value) in request.headers { headers.add(name: name, value: value) }
         headers.add(name: "Content-Length", value: String(body?.readableBytes ?? 0))
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.path, headers: headers)
-        let promise = self.channel.eventLoop.makePromise(of: TransportResponse.self)
+        let promise = self.channel.eventLoop.makePromise(of: RawResponse.self)
         let handler = self.handler
         let channel = self.channel
         self.channel.eventLoop.execute {
@@ -64,11 +76,12 @@ final class HTTPConnection: TouchstoneTransport, @unchecked Sendable {
     private final class ResponseHandler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTPClientResponsePart
 
-        private var waiting: CircularBuffer<EventLoopPromise<TransportResponse>> = []
+        private var waiting: CircularBuffer<EventLoopPromise<RawResponse>> = []
         private var status = 0
+        private var headers = HTTPHeaders()
         private var body = ByteBuffer()
 
-        func enqueue(_ promise: EventLoopPromise<TransportResponse>) {
+        func enqueue(_ promise: EventLoopPromise<RawResponse>) {
             self.waiting.append(promise)
         }
 
@@ -76,12 +89,13 @@ final class HTTPConnection: TouchstoneTransport, @unchecked Sendable {
             switch Self.unwrapInboundIn(data) {
             case .head(let head):
                 self.status = Int(head.status.code)
+                self.headers = head.headers
                 self.body.clear()
             case .body(var part):
                 self.body.writeBuffer(&part)
             case .end:
                 guard let promise = self.waiting.popFirst() else { return }
-                promise.succeed(TransportResponse(status: self.status, body: Data(self.body.readableBytesView)))
+                promise.succeed(RawResponse(status: self.status, headers: self.headers, body: Data(self.body.readableBytesView)))
             }
         }
 

@@ -184,6 +184,18 @@ async function refreshLists() {
         }],
       ])) : [listItem("No biometric devices", "", [])])
   );
+  // Apps signed in with Touchstone (OpenID Connect) that the user allowed: withdrawing ends their access.
+  const { grants } = await api("GET", "/v1/grants");
+  $("grants").replaceChildren(
+    ...(grants.length ? grants.map((grant) =>
+      listItem(grant.clientName, `${grant.scopes.join(", ")}; allowed ${new Date(grant.grantedAt).toLocaleDateString()}`, [
+        ["Withdraw", async () => {
+          await api("DELETE", `/v1/grants/${encodeURIComponent(grant.clientId)}`);
+          setStatus(`${grant.clientName} can no longer use your account.`);
+          await refreshLists();
+        }],
+      ])) : [listItem("No apps yet", "", [])])
+  );
 }
 
 // MARK: Actions
@@ -196,8 +208,20 @@ async function signUp(event) {
   setStatus("Account created.");
 }
 
+// A browser runs one WebAuthn request at a time: a pending autofill (conditional get) or automatic upgrade
+// (conditional create) must end before the user's own request, or that one fails with "A request is already pending".
+let upgradeAbort = null;
+
+async function abortPendingCeremonies() {
+  if (conditionalAbort) conditionalAbort.abort();
+  if (upgradeAbort) upgradeAbort.abort();
+  conditionalAbort = upgradeAbort = null;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 async function signIn(event) {
   event.preventDefault();
+  await abortPendingCeremonies();
   showSignedIn(await api("POST", "/v1/sessions", { email: $("sign-in-email").value, password: $("sign-in-password").value }));
   setStatus("Signed in with your password.");
   upgradeToPasskey();
@@ -214,7 +238,10 @@ async function upgradeToPasskey() {
     const { passkeys } = await api("GET", "/v1/passkeys");
     if (passkeys.length) return;
     const options = await api("POST", "/v1/passkeys/registrations/options", {});
-    const credential = await navigator.credentials.create({ publicKey: creationOptions(options), mediation: "conditional" });
+    upgradeAbort = new AbortController();
+    const credential = await navigator.credentials.create({
+      publicKey: creationOptions(options), mediation: "conditional", signal: upgradeAbort.signal,
+    });
     await api("POST", "/v1/passkeys/registrations/verify", { ...credentialJSON(credential), name: "Passkey (automatic upgrade)", mediation: "conditional" });
     setStatus("A passkey was added to your account: next time, sign in without your password.");
     await refreshLists();
@@ -225,6 +252,7 @@ async function upgradeToPasskey() {
 }
 
 async function addPasskey() {
+  await abortPendingCeremonies();
   const options = await api("POST", "/v1/passkeys/registrations/options", {});
   const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
   await api("POST", "/v1/passkeys/registrations/verify", { ...credentialJSON(credential), name: "Passkey on this device" });

@@ -96,6 +96,7 @@
     for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.tab === name);
     if (name === "dashboard") await loadDashboard();
     if (name === "policy") await loadPolicy();
+    if (name === "clients") await loadClients();
     if (name === "audit") await loadAudit(true);
   }
 
@@ -196,6 +197,60 @@
       if (window.confirm(question)) attempt(perform);
     });
     return button;
+  }
+
+  // MARK: Clients
+
+  function showSecret(client, secret) {
+    $("client-secret-name").textContent = client.name;
+    $("client-secret-value").textContent = secret;
+    $("client-secret").hidden = false;
+  }
+
+  async function loadClients() {
+    const { clients } = await api("GET", "/v1/admin/clients");
+    $("client-list").replaceChildren(...(clients.length ? clients.map((client) => {
+      const item = element("li", { "data-client": client.clientId },
+        element("span", {}, client.name, " ",
+          element("small", {}, `${client.clientId} · ${client.redirectUris.join(", ")}`)),
+        badge(client.public ? "public" : "confidential", "active"));
+      if (client.firstParty) item.append(badge("first-party", "active"));
+      if (!client.public) {
+        item.append(action("Rotate secret", `Replace the secret of ${client.name}? The old one stops working at once.`, async () => {
+          const rotated = await api("POST", `/v1/admin/clients/${encodeURIComponent(client.clientId)}/rotate-secret`);
+          showSecret(client, rotated.clientSecret);
+          status(`New secret for ${client.name}.`);
+        }));
+      }
+      item.append(action("Delete", `Delete ${client.name}? Its users' grants and tokens end.`, async () => {
+        await api("DELETE", `/v1/admin/clients/${encodeURIComponent(client.clientId)}`);
+        $("client-secret").hidden = true;
+        status(`${client.name} deleted.`);
+        await loadClients();
+      }, "danger"));
+      return item;
+    }) : [element("li", {}, element("span", {}, "No client is registered."))]));
+  }
+
+  async function createClient(event) {
+    event.preventDefault();
+    await attempt(async () => {
+      const lines = (id) => $(id).value.split("\n").map((line) => line.trim()).filter((line) => line);
+      const body = {
+        name: $("client-name").value.trim(),
+        redirectUris: lines("client-redirects"),
+        postLogoutRedirectUris: lines("client-post-logout"),
+        public: $("client-public").checked,
+        firstParty: $("client-first-party").checked,
+      };
+      if ($("client-backchannel").value.trim()) body.backchannelLogoutUri = $("client-backchannel").value.trim();
+      const created = await api("POST", "/v1/admin/clients", body);
+      $("client-form").reset();
+      if (created.clientSecret) showSecret(created, created.clientSecret);
+      else $("client-secret").hidden = true;
+      status(`${created.name} registered: client id ${created.clientId}.`);
+      await loadClients();
+    });
   }
 
   // MARK: Users
@@ -407,6 +462,7 @@
     $("sign-out-everywhere").addEventListener("click", signOutEverywhere);
     $("user-device-bound").addEventListener("change", changeDeviceBound);
     $("policy-form").addEventListener("submit", savePolicy);
+    $("client-form").addEventListener("submit", createClient);
     $("audit-form").addEventListener("submit", (event) => { event.preventDefault(); loadAudit(true); });
     $("audit-more").addEventListener("click", () => loadAudit(false));
     $("audit-export").addEventListener("click", exportAudit);
