@@ -343,6 +343,33 @@ def admin_console(browser, origin, admin_key, email, screenshot_path):
         fail("the policy change did not reach the server")
     print("admin console: changed the lockout threshold to 7")
 
+    # The OpenID provider's clients: register one from the form (labels as a screen reader announces them), see its
+    # secret once, rotate it, delete it.
+    browser.click(".tab[data-tab=clients]")
+    wait_for("the clients page", lambda: browser.visible("clients"))
+    labels = {css: browser.call("GET", f"/element/{browser.element(css)}/computedlabel")
+              for css in ["#client-name", "#client-redirects", "#client-public", "#client-first-party"]}
+    if labels["#client-name"] != "Name" or not labels["#client-redirects"].startswith("Redirect URIs"):
+        fail(f"the client form's accessible names: {labels}")
+    browser.type("#client-name", "Console App")
+    browser.type("#client-redirects", "https://console-app.example.com/cb")
+    browser.click("#client-form button[type=submit]")
+    wait_for("the new client and its secret", lambda: "Console App" in browser.text("client-list")
+             and browser.text("client-secret-value").startswith("tsc_"))
+    first_secret = browser.text("client-secret-value")
+    registered = [c for c in http("GET", f"{origin}/v1/admin/clients", token=admin_key)["clients"] if c["name"] == "Console App"]
+    if len(registered) != 1 or registered[0]["redirectUris"] != ["https://console-app.example.com/cb"]:
+        fail(f"the server does not have the client: {registered}")
+    client_id = registered[0]["clientId"]
+    browser.script(f"[...document.querySelectorAll('[data-client=\"{client_id}\"] button')].find(b => b.textContent === 'Rotate secret').click(); return true")
+    browser.accept_alert()
+    wait_for("the rotated secret", lambda: browser.text("client-secret-value").startswith("tsc_")
+             and browser.text("client-secret-value") != first_secret)
+    browser.script(f"[...document.querySelectorAll('[data-client=\"{client_id}\"] button')].find(b => b.textContent === 'Delete').click(); return true")
+    browser.accept_alert()
+    wait_for("the deletion", lambda: "Console App" not in browser.text("client-list"))
+    print("admin console: registered an OpenID client, saw its secret once, rotated it, deleted it")
+
     # The audit export: every event of the user as JSON Lines (the download's blob is captured as it is made).
     browser.click(".tab[data-tab=audit]")
     browser.type("#audit-user", user_id)

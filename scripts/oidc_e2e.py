@@ -298,6 +298,20 @@ def main():
         browser.call("DELETE", f"/webauthn/authenticator/{authenticator}")
         print(f"oidc e2e: passkey sign-in on the provider's page (acr {claims['acr']})")
 
+        # 7. The user's own page lists the apps they allowed; withdrawing one ends its tokens.
+        browser.call("POST", "/url", {"url": issuer + "/"})
+        wait_for("the demo page", lambda: browser.visible("signed-out"))
+        browser.type("#sign-in-email", email)
+        browser.type("#sign-in-password", PASSWORD)
+        browser.click("#sign-in-form button")
+        wait_for("the allowed app", lambda: "Example Web App" in browser.text("grants"))
+        click_button(browser, "Withdraw")
+        wait_for("the withdrawal", lambda: "No apps yet" in browser.text("grants"))
+        withdrawn = requests.post(metadata["token_endpoint"], auth=(web["clientId"], web["clientSecret"]), data={
+            "grant_type": "refresh_token", "refresh_token": token["refresh_token"]})
+        expect(withdrawn.json().get("error") == "invalid_grant", "a refresh token outlived the withdrawn consent")
+        print("oidc e2e: the web page lists the allowed app; withdrawing it revoked its tokens")
+
         log = open(os.path.join(work, "server.log")).read()
         for secret in [web["clientSecret"], first_refresh, PASSWORD, code]:
             expect(secret not in log, "a secret reached the server's log")

@@ -16,7 +16,6 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
         case requestURINotSupported = "request_uri_not_supported"
         case invalidClient = "invalid_client"
         case invalidGrant = "invalid_grant"
-        case unauthorizedClient = "unauthorized_client"
         case unsupportedGrantType = "unsupported_grant_type"
         case unsupportedTokenType = "unsupported_token_type"
         case temporarilyUnavailable = "temporarily_unavailable"
@@ -54,7 +53,6 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func invalidClient(_ reason: String) -> Self { Self(.invalidClient, reason) }
     /// The code or refresh token is invalid, expired, used, revoked or another client's.
     public static func invalidGrant(_ reason: String) -> Self { Self(.invalidGrant, reason) }
-    public static func unauthorizedClient(_ reason: String) -> Self { Self(.unauthorizedClient, reason) }
     public static func unsupportedGrantType(_ reason: String) -> Self { Self(.unsupportedGrantType, reason) }
     /// RFC 7009 §2.2.1.
     public static func unsupportedTokenType(_ reason: String) -> Self { Self(.unsupportedTokenType, reason) }

@@ -63,6 +63,16 @@ struct BadInputTests {
         }
     }
 
+    @Test func anUnavailableDatabaseAnswersOAuthsTemporarilyUnavailable() async throws {
+        try await TestServer.run(store: FailingStore(error: StoreError.unavailable("disk gone"))) { client in
+            let response = try await client.request(.post, "/oauth2/token", raw: "grant_type=refresh_token&refresh_token=x&client_id=c",
+                headers: [.contentType: "application/x-www-form-urlencoded"])
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.json["error"] as? String == "temporarily_unavailable")
+            #expect(response.headers[.cacheControl] == "no-store")
+        }
+    }
+
     @Test func anUnexpectedFaultAnswers500WithoutDetail() async throws {
         struct Boom: Error {}
         try await TestServer.run(store: FailingStore(error: Boom())) { client in

@@ -52,6 +52,8 @@ struct AuthorizationController {
     }
 
     @Sendable func authorize(request: Request, context: Context) async throws -> Response {
+        // An unauthenticated route: limited per client address like the others (429 `rate_limited`).
+        try await self.limiter.checkAddress("oidc", client: context.client)
         // 1. The parameters: the query for GET, the form for POST.
         let parameters: FormParameters
         do {
@@ -240,19 +242,17 @@ struct AuthorizationController {
             if action == "sign_in" {
                 try await self.limiter.checkAddress("password", client: context.client)
                 let (email, password) = try Self.credentials(parameters)
-                let (token, record, user) = try await self.passwords.signIn(email: email, password: password, client: context.client) {
-                    user in
+                let token = try await self.passwords.signIn(email: email, password: password, client: context.client) { user in
                     let now = self.provider.now()
                     if let current, current.user.id == user.id {
                         // The same account again (prompt=login, max_age): the session keeps its sid, with a new auth_time.
                         _ = try await self.provider.store.reauthenticateSession(
                             tokenHash: current.session.tokenHash, at: now, methods: [.password], passwordAuthenticatedAt: now, acr: nil)
-                        return (current.token, current.session, user)
+                        return current.token
                     }
-                    let (token, record) = try await self.sessions.create(for: user, method: .password)
-                    return (token, record, user)
+                    return try await self.sessions.create(for: user, method: .password).token
                 }
-                try await self.establish(token: token, record: record, user: user, replacing: current, browser: &browser)
+                try await self.establish(token: token, replacing: current, browser: &browser)
             } else {
                 guard let text = try parameters.single("credential"), text.utf8.count <= 16 * 1024 else {
                     throw APIError.invalidRequest("the passkey's answer is missing")
@@ -266,9 +266,9 @@ struct AuthorizationController {
                         tokenHash: current.session.tokenHash, at: now, methods: [.passkey], passwordAuthenticatedAt: nil, acr: record.acr)
                     // The sign-in's own session is not needed: the browser keeps its session (and sid).
                     _ = try await self.provider.store.revokeSession(tokenHash: record.tokenHash, at: now)
-                    try await self.establish(token: current.token, record: current.session, user: user, replacing: current, browser: &browser)
+                    try await self.establish(token: current.token, replacing: current, browser: &browser)
                 } else {
-                    try await self.establish(token: token, record: record, user: user, replacing: current, browser: &browser)
+                    try await self.establish(token: token, replacing: current, browser: &browser)
                 }
             }
             return nil
@@ -289,9 +289,7 @@ struct AuthorizationController {
     }
 
     /// Puts the signed-in session in the browser (a session of another account that the browser held is signed out).
-    private func establish(token: String, record: SessionRecord, user: UserRecord, replacing current: AuthenticatedSession?,
-        browser: inout Browser) async throws
-    {
+    private func establish(token: String, replacing current: AuthenticatedSession?, browser: inout Browser) async throws {
         if let current, current.token != token {
             _ = try await self.provider.store.revokeSession(tokenHash: current.session.tokenHash, at: self.provider.now())
         }
@@ -300,7 +298,6 @@ struct AuthorizationController {
         browser.freshSignIn = true
         let maxAge = Int(fresh.session.expiresAt.timeIntervalSince(self.provider.now()).rounded(.down))
         browser.setCookies.append(self.cookies.setSession(token, maxAge: maxAge))
-        _ = user
     }
 
     private func signInPage(
@@ -345,7 +342,7 @@ struct AuthorizationController {
     private static func credential(_ text: String) throws -> AuthenticationResponseJSON {
         do {
             return try AuthenticationResponseJSON(json: Array(text.utf8))
-        } catch let error as AuthenticationResponseJSON.ShapeError {
+        } catch {
             throw APIError.invalidRequest(error.description)
         }
     }

@@ -15,6 +15,7 @@ struct LogoutController {
     let sessions: SessionManager
     let cookies: BrowserCookies
     let pages: OpenIDPages
+    let limiter: RateLimiter
 
     func addRoutes(to router: Router<Context>) {
         router.get("/oauth2/logout", use: self.logout)
@@ -22,6 +23,7 @@ struct LogoutController {
     }
 
     @Sendable func logout(request: Request, context: Context) async throws -> Response {
+        try await self.limiter.checkAddress("oidc", client: context.client)
         let parameters: FormParameters
         let hint: String?, redirect: String?, state: String?, clientId: String?
         do {

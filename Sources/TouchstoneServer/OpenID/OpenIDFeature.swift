@@ -66,7 +66,8 @@ struct OpenIDFeature: Feature {
             tokens: tokens,
             limiter: core.limiter
         ).addRoutes(to: router)
-        LogoutController(provider: self.provider, sessions: core.sessions, cookies: cookies, pages: pages).addRoutes(to: router)
+        LogoutController(provider: self.provider, sessions: core.sessions, cookies: cookies, pages: pages, limiter: core.limiter)
+            .addRoutes(to: router)
         GrantController(store: core.store, audit: core.audit, now: core.now).addRoutes(to: router, authenticator: core.authenticator)
         ClientAdminController(store: core.store, dependencies: core.dependencies, audit: core.audit).addRoutes(to: router)
     }

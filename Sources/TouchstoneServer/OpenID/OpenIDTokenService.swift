@@ -27,10 +27,19 @@ struct OpenIDTokenService: Sendable {
         case .unknown:
             throw OAuthFailure(.invalidGrant("unknown authorization code"))
         case .replayed(let used):
-            // RFC 6749 §4.1.2: the tokens issued from the code are revoked.
-            if try await self.provider.store.revokeTokenFamily(id: used.familyId, at: now) {
-                try await self.provider.audit.record(.codeReplayed, .failure, userId: used.userId, reason: "client \(used.clientId)")
+            // RFC 6749 §4.1.2: the tokens issued from the code are revoked. When the first exchange has not stored
+            // its family yet (the two raced), a revoked placeholder takes the family's id, so that exchange fails.
+            if !(try await self.provider.store.revokeTokenFamily(id: used.familyId, at: now)) {
+                let placeholder = TokenFamilyRecord(
+                    id: used.familyId, clientId: used.clientId, userId: used.userId, sessionId: used.sessionId, scope: used.scope,
+                    authTime: used.authTime, amr: used.amr, acr: used.acr, createdAt: now, revokedAt: now)
+                do {
+                    try await self.provider.store.insertTokenFamily(placeholder)
+                } catch let error as StoreError where error == .conflict {
+                    _ = try await self.provider.store.revokeTokenFamily(id: used.familyId, at: now)
+                }
             }
+            try await self.provider.audit.record(.codeReplayed, .failure, userId: used.userId, reason: "client \(used.clientId)")
             throw OAuthFailure(.invalidGrant("the authorization code was already used; the tokens issued from it are revoked"))
         case .redeemed(let redeemed):
             record = redeemed
@@ -61,12 +70,16 @@ struct OpenIDTokenService: Sendable {
         let scopes = record.scope.split(separator: " ").map(String.init)
         let refresh = scopes.contains("offline_access") ? self.provider.secrets.newToken() : nil
         // The family and its first refresh token are stored together, before any token leaves.
-        try await self.provider.store.unitOfWork { tx in
-            try await tx.insertTokenFamily(family)
-            if let refresh {
-                try await tx.insertRefreshToken(
-                    RefreshTokenRecord(tokenHash: Secrets.hash(token: refresh), familyId: family.id, scope: record.scope, createdAt: now))
+        do {
+            try await self.provider.store.unitOfWork { tx in
+                try await tx.insertTokenFamily(family)
+                if let refresh {
+                    try await tx.insertRefreshToken(
+                        RefreshTokenRecord(tokenHash: Secrets.hash(token: refresh), familyId: family.id, scope: record.scope, createdAt: now))
+                }
             }
+        } catch let error as StoreError where error == .conflict {
+            throw OAuthFailure(.invalidGrant("the authorization code was already used; the tokens issued from it are revoked"))
         }
         let tokens = try await self.provider.mint(
             family: family, scopes: scopes, session: session, sessionId: record.sessionId, user: user, nonce: record.nonce)

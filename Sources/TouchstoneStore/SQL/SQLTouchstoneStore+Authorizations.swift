@@ -38,6 +38,14 @@ extension SQLTouchstoneStore {
     // MARK: Token families
 
     public func insertTokenFamily(_ family: TokenFamilyRecord) async throws {
+        do {
+            try await self.insertTokenFamilyUnchecked(family)
+        } catch where self.executor.isUniqueViolation(error) {
+            throw StoreError.conflict("token family id taken")
+        }
+    }
+
+    private func insertTokenFamilyUnchecked(_ family: TokenFamilyRecord) async throws {
         try await self.executor.withDatabase { db in
             try await db.raw(
                 """

@@ -10,6 +10,7 @@ public protocol AuthorizationStore: Sendable {
     /// Marks the code used at `at` unless it was used before; at most one caller ever gets `.redeemed`.
     func redeemAuthorizationCode(codeHash: String, at: Date) async throws -> AuthorizationCodeRedemption
 
+    /// Stores a family. Throws ``StoreError/conflict(_:)`` when its id is taken (a replayed code's revoked placeholder).
     func insertTokenFamily(_ family: TokenFamilyRecord) async throws
     func tokenFamily(id: String) async throws -> TokenFamilyRecord?
     /// Revokes a family (its refresh tokens and access tokens); returns whether a live family was revoked.

@@ -194,4 +194,20 @@ struct AuthorizationCodeFlowTests {
             #expect(try await Self.exchange(client, app, code: "nope", verifier: verifier).value("error") == "invalid_grant")
         }
     }
+
+    @Test func anHTTPSIssuerGetsHostPrefixedSecureCookies() async throws {
+        let configuration = TestServer.configuration { $0.tokens.issuer = "https://id.example.com" }
+        try await TestServer.runWithAdminKey(configuration: configuration) { client, key, _ in
+            let app = try await client.registerClient(key: key, firstParty: true)
+            let (email, _) = try await Self.signUp(client)
+            var browser = OpenIDBrowser(client)
+            let page = try await browser.get(app.authorize().uri)
+            let csrf = try #require(page.headers[values: .setCookie].first)
+            #expect(csrf.hasPrefix("__Host-touchstone_csrf=") && csrf.hasSuffix("; Path=/; HttpOnly; SameSite=Lax; Secure"))
+            let done = try await browser.post("/oauth2/authorize", form: page.form(action: "sign_in") + [("email", email), ("password", Self.password)])
+            let session = try #require(done.headers[values: .setCookie].first { $0.hasPrefix("__Host-touchstone_session=") })
+            #expect(session.contains("; Path=/; HttpOnly; SameSite=Lax; Max-Age=") && session.hasSuffix("; Secure"))
+            #expect(OpenIDBrowser.query(done.location ?? "")["iss"] == "https://id.example.com")
+        }
+    }
 }

@@ -216,9 +216,15 @@ struct TokenLifecycleTests {
                 .value("error_description")?.contains("code") == true)
             #expect(try await client.form("/oauth2/token", "grant_type=refresh_token&refresh_token=%00&client_id=\(publicApp.id)",
                 headers: form).value("error") == "invalid_request")
-            // UserInfo without a token, or with a session token of the v1 API.
+            // UserInfo without a token, or with an access token of the v1 API (no OpenID grant, no openid scope).
             let none = try await client.request(.get, "/oauth2/userinfo")
             #expect(none.status == .unauthorized && none.headers[.wwwAuthenticate] == "Bearer")
+            let (_, _) = try await Flow.signUp(client)
+            let user = try await client.request(.post, "/v1/users", json: ["email": "direct@example.com", "password": Flow.password])
+            let firstParty = try await client.request(.post, "/v1/session/token", token: try #require(user.value("session", "token")))
+            let insufficient = try await client.request(.get, "/oauth2/userinfo", token: try #require(firstParty.value("accessToken")))
+            #expect(insufficient.status == .forbidden && insufficient.value("error") == "insufficient_scope")
+            #expect(insufficient.headers[.wwwAuthenticate]?.contains("error=\"insufficient_scope\"") == true)
         }
     }
 

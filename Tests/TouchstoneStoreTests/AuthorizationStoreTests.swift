@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import TouchstoneStore
+
+/// The OpenID provider's codes, token families, refresh tokens, consents and back-channel notices (issue #31), on
+/// every engine.
+struct AuthorizationStoreTests {
+    static let t0 = StoreTests.t0
+
+    static func code(_ hash: String, family: String, session: String = "sid-1") -> AuthorizationCodeRecord {
+        AuthorizationCodeRecord(
+            codeHash: hash, clientId: "c1", userId: "u1", sessionId: session, redirectURI: "https://c1.example.com/cb",
+            codeChallenge: "challenge", nonce: "n", scope: "openid offline_access", authTime: t0, amr: ["pwd"], acr: nil,
+            familyId: family, createdAt: t0, expiresAt: t0.addingTimeInterval(60))
+    }
+
+    static func family(_ id: String, session: String = "sid-1") -> TokenFamilyRecord {
+        TokenFamilyRecord(id: id, clientId: "c1", userId: "u1", sessionId: session, scope: "openid offline_access", authTime: t0,
+            amr: ["hwk", "user"], acr: "phrh", createdAt: t0)
+    }
+
+    /// A user, a client with a back-channel URI, and a session with the sid `sid-1`.
+    static func setUp(_ store: any TouchstoneStore) async throws -> SessionRecord {
+        try await store.insertUser(StoreTests.user("u1"))
+        try await store.insertClient(OAuthClientStoreTests.client("c1"))
+        var session = StoreTests.session("token-1", user: "u1")
+        session.id = "sid-1"
+        try await store.insertSession(session)
+        return session
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func aCodeIsRedeemedOnceThenSeenAsAReplay(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            _ = try await Self.setUp(store)
+            let code = Self.code("h1", family: "f1")
+            try await store.insertAuthorizationCode(code)
+            let later = Self.t0.addingTimeInterval(5)
+            var redeemed = code
+            redeemed.usedAt = later
+            #expect(try await store.redeemAuthorizationCode(codeHash: "h1", at: later) == .redeemed(redeemed))
+            #expect(try await store.redeemAuthorizationCode(codeHash: "h1", at: later) == .replayed(redeemed))
+            #expect(try await store.redeemAuthorizationCode(codeHash: "nope", at: later) == .unknown)
+            try await store.shutdown()
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func refreshTokensAreUsedOnceAndFamiliesRevoke(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            _ = try await Self.setUp(store)
+            try await store.insertTokenFamily(Self.family("f1"))
+            await #expect(throws: StoreError.conflict("")) { try await store.insertTokenFamily(Self.family("f1")) }
+            #expect(try await store.tokenFamily(id: "f1") == Self.family("f1"))
+            let token = RefreshTokenRecord(tokenHash: "r1", familyId: "f1", scope: "openid", createdAt: Self.t0)
+            try await store.insertRefreshToken(token)
+            var used = token
+            used.usedAt = Self.t0.addingTimeInterval(1)
+            #expect(try await store.useRefreshToken(tokenHash: "r1", at: used.usedAt!) == .fresh(used))
+            #expect(try await store.useRefreshToken(tokenHash: "r1", at: Self.t0.addingTimeInterval(2)) == .reused(used))
+            #expect(try await store.useRefreshToken(tokenHash: "r2", at: Self.t0) == .unknown)
+            #expect(try await store.refreshToken(tokenHash: "r1") == used)
+
+            #expect(try await store.revokeTokenFamily(id: "f1", at: Self.t0.addingTimeInterval(3)))
+            #expect(try await !store.revokeTokenFamily(id: "f1", at: Self.t0.addingTimeInterval(4)))
+            #expect(try await store.tokenFamily(id: "f1")?.isLive == false)
+            try await store.insertTokenFamily(Self.family("f2"))
+            try await store.insertTokenFamily(Self.family("f3"))
+            #expect(try await store.revokeTokenFamilies(userId: "u1", clientId: "c1", at: Self.t0) == 2)
+
+            try await store.revokeAccessToken(jti: "j1", expiresAt: Self.t0.addingTimeInterval(300))
+            try await store.revokeAccessToken(jti: "j1", expiresAt: Self.t0.addingTimeInterval(300))
+            #expect(try await store.isAccessTokenRevoked(jti: "j1"))
+            #expect(try await !store.isAccessTokenRevoked(jti: "j2"))
+            try await store.shutdown()
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func consentsAreUpsertedListedAndDeleted(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            _ = try await Self.setUp(store)
+            try await store.upsertConsent(OAuthConsentRecord(userId: "u1", clientId: "c1", scopes: ["openid"], grantedAt: Self.t0))
+            let wider = OAuthConsentRecord(userId: "u1", clientId: "c1", scopes: ["openid", "email"], grantedAt: Self.t0.addingTimeInterval(9))
+            try await store.upsertConsent(wider)
+            #expect(try await store.consent(userId: "u1", clientId: "c1") == wider)
+            #expect(try await store.consents(userId: "u1") == [wider])
+            #expect(try await store.deleteConsent(userId: "u1", clientId: "c1"))
+            #expect(try await !store.deleteConsent(userId: "u1", clientId: "c1"))
+            #expect(try await store.consents(userId: "u1").isEmpty)
+            try await store.shutdown()
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func endingASessionEndsItsFamiliesAndOwesOneLogoutPerClient(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            let session = try await Self.setUp(store)
+            try await store.insertTokenFamily(Self.family("f1"))
+            try await store.insertTokenFamily(Self.family("f2"))
+            #expect(try await store.dueLogoutNotices(now: Self.t0.addingTimeInterval(100), limit: 10).isEmpty)
+
+            let end = Self.t0.addingTimeInterval(10)
+            #expect(try await store.revokeSession(tokenHash: session.tokenHash, at: end))
+            #expect(try await store.tokenFamily(id: "f1")?.sessionEndedAt == end)
+            #expect(try await store.tokenFamily(id: "f1")?.isLive == false)
+            let due = try await store.dueLogoutNotices(now: end, limit: 10)
+            #expect(due == [LogoutNoticeRecord(clientId: "c1", sessionId: "sid-1", userId: "u1",
+                backchannelLogoutURI: "https://c1.example.com/backchannel", attempts: 0)])
+
+            // A failure: retried later, counted.
+            try await store.recordLogoutNotice(clientId: "c1", sessionId: "sid-1", delivered: false, retryAt: end.addingTimeInterval(2), error: "HTTP 503")
+            #expect(try await store.dueLogoutNotices(now: end.addingTimeInterval(1), limit: 10).isEmpty)
+            #expect(try await store.dueLogoutNotices(now: end.addingTimeInterval(2), limit: 10).first?.attempts == 1)
+            try await store.recordLogoutNotice(clientId: "c1", sessionId: "sid-1", delivered: true, retryAt: nil, error: nil)
+            #expect(try await store.dueLogoutNotices(now: end.addingTimeInterval(100), limit: 10).isEmpty)
+
+            // "Sign out everywhere" ends families too; a day later the purge removes what is done.
+            var other = StoreTests.session("token-2", user: "u1")
+            other.id = "sid-2"
+            try await store.insertSession(other)
+            try await store.insertTokenFamily(Self.family("f3", session: "sid-2"))
+            #expect(try await store.revokeSessions(userId: "u1", keeping: nil, at: end) == 1)
+            #expect(try await store.tokenFamily(id: "f3")?.sessionEndedAt == end)
+            _ = try await store.purgeExpired(before: end.addingTimeInterval(2 * 86_400))
+            #expect(try await store.tokenFamily(id: "f1") == nil)
+            #expect(try await store.tokenFamily(id: "f3") != nil)  // its logout is still owed
+            try await store.shutdown()
+        }
+    }
+}
