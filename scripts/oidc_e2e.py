@@ -11,7 +11,7 @@ and for a public first-party client (PKCE alone, no consent); PKCE failures; cod
 passkey sign-in on the provider's page with acr_values=phr (WebDriver's virtual authenticator); RP-initiated logout
 back to a registered URI with its back-channel logout.
 
-Usage: scripts/oidc_e2e.py [path/to/touchstone]
+Usage: scripts/oidc_e2e.py [path/to/touchstone] [screenshot of the sign-in page, default artifacts/oidc-sign-in.png]
 """
 import http.server as httpserver
 import json
@@ -113,6 +113,7 @@ def verify_id_token(id_token, jwks, issuer, client_id, nonce):
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/touchstone"
+    screenshot_path = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "artifacts/oidc-sign-in.png")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     chromedriver = shutil.which("chromedriver")
     if not chromium or not chromedriver:
@@ -143,7 +144,7 @@ def main():
         wait_for("the server", lambda: http("GET", f"{issuer}/health").get("status") == "ok")
         wait_for("chromedriver", lambda: http("GET", f"{driver_url}/status")["value"]["ready"])
         capabilities = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
-            "binary": chromium, "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]}}}}
+            "binary": chromium, "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,800"]}}}}
         session_id = http("POST", f"{driver_url}/session", capabilities, timeout=60)["value"]["sessionId"]
         browser = Browser(driver_url, session_id)
 
@@ -163,6 +164,10 @@ def main():
         nonce = os.urandom(8).hex()
         url, state = client.create_authorization_url(metadata["authorization_endpoint"], code_verifier=verifier, nonce=nonce)
         browser.call("POST", "/url", {"url": url})
+        wait_for("the sign-in page", lambda: browser.script("return document.title").startswith("Sign in to"))
+        os.makedirs(os.path.dirname(screenshot_path), exist_ok=True)
+        with open(screenshot_path, "wb") as file:
+            file.write(__import__("base64").b64decode(browser.call("GET", "/screenshot")))
         sign_in_on_page(browser, email)
         wait_for("the consent page", lambda: "Allow" in browser.script("return document.body.innerText"))
         expect("Example Web App" in browser.script("return document.body.innerText"), "the consent page does not name the client")
