@@ -19,8 +19,9 @@ public struct FormParameters: Sendable, Hashable {
     ///   oversized value.
     public init(urlEncoded text: Substring) throws(OpenIDError) {
         var pairs: [Pair] = []
-        for part in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        // By bytes: splitting a String by Characters runs grapheme breaking over every value.
+        for part in text.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let pieces = part.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             let name = try Self.decode(pieces[0], what: "a parameter name")
             let value = pieces.count == 2 ? try Self.decode(pieces[1], what: "parameter '\(name)'") : ""
             guard value.utf8.count <= Self.maximumValueLength else {
@@ -62,10 +63,10 @@ public struct FormParameters: Sendable, Hashable {
         self.pairs.contains { $0.name == name }
     }
 
-    private static func decode(_ text: Substring, what: String) throws(OpenIDError) -> String {
+    private static func decode(_ text: Substring.UTF8View.SubSequence, what: String) throws(OpenIDError) -> String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
+        bytes.reserveCapacity(text.count)
+        var iterator = text.makeIterator()
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "+"):
@@ -82,8 +83,13 @@ public struct FormParameters: Sendable, Hashable {
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
             throw .invalidRequest("\(what) is not UTF-8")
         }
-        if decoded.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            throw .invalidRequest("\(what) must not contain control characters")
+        // C0 controls and DEL are single bytes; C1 controls are U+0080...U+009F, encoded as C2 80...C2 9F.
+        var previous: UInt8 = 0
+        for byte in bytes {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
+                throw .invalidRequest("\(what) must not contain control characters")
+            }
+            previous = byte
         }
         return decoded
     }

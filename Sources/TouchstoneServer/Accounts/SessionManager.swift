@@ -84,7 +84,10 @@ struct SessionManager: Sendable {
             throw APIError.unauthenticated("the account no longer exists")
         }
         let idleExpiresAt = min(now.addingTimeInterval(self.idleTimeout), session.expiresAt)
-        if idleExpiresAt > session.idleExpiresAt {
+        // The deadline moves in steps (a minute, or a fifteenth of a short idle timeout), not on every request: a
+        // session in use costs a write a minute instead of one per request, and ends at most a step early.
+        let step = min(60, self.idleTimeout / 15)
+        if idleExpiresAt.timeIntervalSince(session.idleExpiresAt) >= step || (idleExpiresAt == session.expiresAt && idleExpiresAt > session.idleExpiresAt) {
             try await self.store.updateSessionIdleExpiry(tokenHash: session.tokenHash, idleExpiresAt: idleExpiresAt)
             session.idleExpiresAt = idleExpiresAt
         }

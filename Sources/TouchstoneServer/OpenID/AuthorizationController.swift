@@ -417,15 +417,10 @@ struct AuthorizationController {
         var separator = base.contains("?") ? "&" : "?"
         for (name, value) in parameters {
             guard let value else { continue }
-            text += separator + name + "=" + Self.formEncode(value)
+            text += separator + name + "=" + formEncode(value)
             separator = "&"
         }
         return text
     }
 
-    static func formEncode(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
 }

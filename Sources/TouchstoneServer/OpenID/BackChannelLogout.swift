@@ -53,7 +53,7 @@ struct BackChannelLogout: Sendable {
             var failure: String?
             do {
                 let token = try await self.provider.ring.sign(claims, type: "logout+jwt").token
-                let status = try await self.post(notice.backchannelLogoutURI, "logout_token=" + AuthorizationController.formEncode(token))
+                let status = try await self.post(notice.backchannelLogoutURI, "logout_token=" + formEncode(token))
                 if !(200..<300).contains(status) { failure = "HTTP \(status)" }
             } catch {
                 failure = "\(type(of: error))"

@@ -27,8 +27,8 @@ struct BrowserCookies: Sendable {
         for header in request.headers[values: .cookie] {
             for part in header.split(separator: ";") {
                 let pair = part.split(separator: "=", maxSplits: 1)
-                guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == name else { continue }
-                let value = pair[1].trimmingCharacters(in: .whitespaces)
+                guard pair.count == 2, pair[0].trimmingASCIISpaces == name else { continue }
+                let value = String(pair[1].trimmingASCIISpaces)
                 // Our values are base64url; anything else is not ours.
                 guard !value.isEmpty, value.utf8.count <= 128,
                     value.utf8.allSatisfy({ Self.isBase64URL($0) })

@@ -57,7 +57,7 @@ struct OpenIDProvider: Sendable {
         var usedBasic = false
         if let authorization, authorization.lowercased().hasPrefix("basic ") {
             usedBasic = true
-            let encoded = authorization.dropFirst(6).trimmingCharacters(in: .whitespaces)
+            let encoded = String(authorization.dropFirst(6).trimmingASCIISpaces)
             guard encoded.utf8.count <= 2048, let decoded = Data(base64Encoded: encoded).flatMap({ String(data: $0, encoding: .utf8) }),
                 let colon = decoded.firstIndex(of: ":")
             else {

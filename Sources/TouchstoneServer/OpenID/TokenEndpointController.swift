@@ -101,7 +101,7 @@ struct TokenEndpointController {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             return Self.bearerError(.unauthorized, nil, "an access token is required")
         }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let token = String(header.dropFirst(7).trimmingASCIISpaces)
         guard token.utf8.count <= SignedToken.maximumLength, let claims = try await self.tokens.activeClaims(token) else {
             return Self.bearerError(.unauthorized, "invalid_token", "the access token is invalid, expired or revoked")
         }
