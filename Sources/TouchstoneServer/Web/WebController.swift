@@ -17,7 +17,7 @@ struct WebController {
         var files: [String: (String, ByteBuffer)] = [:]
         let html = "text/html; charset=utf-8", script = "text/javascript; charset=utf-8", css = "text/css; charset=utf-8"
         let list = [
-            ("index.html", "web", html), ("app.js", "web", script), ("style.css", "web", css),
+            ("index.html", "web", html), ("app.js", "web", script), ("webauthn-json.js", "web", script), ("style.css", "web", css),
             ("admin/index.html", "web/admin", html), ("admin/admin.js", "web/admin", script), ("admin/admin.css", "web/admin", css),
         ]
         for (name, directory, type) in list {
@@ -40,6 +40,7 @@ struct WebController {
             return try self.serve("index.html")
         }
         router.get("/app.js") { _, _ in try self.serve("app.js") }
+        router.get("/webauthn-json.js") { _, _ in try self.serve("webauthn-json.js") }
         router.get("/style.css") { _, _ in try self.serve("style.css") }
         // "/admin" and "/admin/" are one route (the router ignores a trailing slash).
         router.get("/admin/") { _, _ in try self.serve("admin/index.html") }
