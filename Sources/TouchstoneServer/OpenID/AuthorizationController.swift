@@ -79,7 +79,10 @@ struct AuthorizationController {
             return self.pages.message(title: "Sign-in error", "The app asking you to sign in is not registered here (unknown client_id).",
                 status: .badRequest)
         }
-        guard client.redirectURIs.contains(where: { (try? RedirectURI(validating: $0))?.matches(target.redirectURI) == true }) else {
+        // Exact first (the usual case, no parsing); then RFC 8252's loopback port rule.
+        guard client.redirectURIs.contains(target.redirectURI)
+            || client.redirectURIs.contains(where: { (try? RedirectURI(validating: $0))?.matches(target.redirectURI) == true })
+        else {
             return self.pages.message(title: "Sign-in error",
                 "The app's redirect_uri is not one registered for \(client.name); the sign-in stops here.", status: .badRequest)
         }

@@ -50,22 +50,17 @@ struct TokenEndpointController {
         default:
             throw OAuthFailure(.unsupportedGrantType("grant_type must be authorization_code or refresh_token"))
         }
-        struct Body: Encodable {
-            var access_token: String
-            var token_type = "Bearer"
-            var expires_in: Int
-            var scope: String
-            var id_token: String?
-            var refresh_token: String?
+        // Written without JSONEncoder: the token endpoint is the provider's hot path.
+        var writer = JSONWriter(capacity: 2048)
+        writer.object { writer in
+            writer.member("access_token", issued.tokens.accessToken)
+            writer.member("token_type", "Bearer")
+            writer.member("expires_in", issued.tokens.expiresIn)
+            writer.member("scope", issued.tokens.scope)
+            if let idToken = issued.tokens.idToken { writer.member("id_token", idToken) }
+            if let refresh = issued.refreshToken { writer.member("refresh_token", refresh) }
         }
-        let body = Body(
-            access_token: issued.tokens.accessToken,
-            expires_in: issued.tokens.expiresIn,
-            scope: issued.tokens.scope,
-            id_token: issued.tokens.idToken,
-            refresh_token: issued.refreshToken
-        )
-        return Self.json(.ok, body)
+        return Self.json(.ok, writer)
     }
 
     // MARK: Revocation
@@ -102,29 +97,23 @@ struct TokenEndpointController {
             return Self.bearerError(.unauthorized, nil, "an access token is required")
         }
         let token = String(header.dropFirst(7).trimmingASCIISpaces)
-        guard token.utf8.count <= SignedToken.maximumLength, let claims = try await self.tokens.activeClaims(token) else {
+        guard token.utf8.count <= SignedToken.maximumLength, let (claims, user) = try await self.tokens.activeClaimsAndUser(token) else {
             return Self.bearerError(.unauthorized, "invalid_token", "the access token is invalid, expired or revoked")
         }
         let scopes = (claims.scope ?? "").split(separator: " ").map(String.init)
         guard claims.grantId != nil, scopes.contains("openid") else {
             return Self.bearerError(.forbidden, "insufficient_scope", "the access token was not granted the openid scope")
         }
-        guard let user = try await self.provider.store.user(id: claims.subject) else {
-            return Self.bearerError(.unauthorized, "invalid_token", "the account no longer exists")
+        var writer = JSONWriter()
+        writer.object { writer in
+            writer.member("sub", user.id)
+            if scopes.contains("email") {
+                writer.member("email", user.email)
+                writer.member("email_verified", false)
+            }
+            if scopes.contains("profile"), let name = user.displayName { writer.member("name", name) }
         }
-        struct Body: Encodable {
-            var sub: String
-            var email: String?
-            var email_verified: Bool?
-            var name: String?
-        }
-        let body = Body(
-            sub: user.id,
-            email: scopes.contains("email") ? user.email : nil,
-            email_verified: scopes.contains("email") ? false : nil,
-            name: scopes.contains("profile") ? user.displayName : nil
-        )
-        return Self.json(.ok, body)
+        return Self.json(.ok, writer)
     }
 
     // MARK: Plumbing
@@ -186,6 +175,14 @@ struct TokenEndpointController {
             response.headers[.wwwAuthenticate] = "Basic realm=\"touchstone\""
         }
         return response
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ writer: JSONWriter) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store", .init("Pragma")!: "no-cache"],
+            body: ResponseBody(byteBuffer: writer.buffer)
+        )
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {

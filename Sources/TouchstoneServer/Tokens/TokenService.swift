@@ -75,6 +75,11 @@ struct TokenService: Sendable {
     }
 
     func activeClaims(_ token: String) async throws -> AccessTokenClaims? {
+        try await self.activeClaimsAndUser(token)?.claims
+    }
+
+    /// ``activeClaims(_:)`` with the token's user, as read for the check (UserInfo answers from it).
+    func activeClaimsAndUser(_ token: String) async throws -> (claims: AccessTokenClaims, user: UserRecord)? {
         let verifier = AccessTokenVerifier(
             keys: try await self.ring.verificationKeys(),
             issuer: self.issuer,
@@ -86,7 +91,7 @@ struct TokenService: Sendable {
         guard let session = try await self.store.session(id: claims.sessionId), session.userId == claims.subject else { return nil }
         let now = self.now()
         guard session.revokedAt == nil, now < session.expiresAt, now < session.idleExpiresAt else { return nil }
-        guard try await self.store.user(id: session.userId) != nil else { return nil }
+        guard let user = try await self.store.user(id: session.userId) else { return nil }
         // An OpenID client's token also ends with its authorization (a revoked family, a replayed code) and when
         // revoked on its own (RFC 7009).
         if let grantId = claims.grantId {
@@ -95,6 +100,6 @@ struct TokenService: Sendable {
             }
             guard try await !self.store.isAccessTokenRevoked(jti: claims.tokenId) else { return nil }
         }
-        return claims
+        return (claims, user)
     }
 }
