@@ -2,8 +2,9 @@
 /// parameter sent twice is an error (RFC 6749 §3.1), an empty value counts as absent, and values carry no control
 /// characters.
 public struct FormParameters: Sendable, Hashable {
-    /// The longest value accepted for any parameter (a `state`, an ID token hint); longer is `invalid_request`.
-    public static let maximumValueLength = 4096
+    /// The longest value accepted for any parameter (the longest is an ID token hint, a token, or a passkey's answer);
+    /// longer is `invalid_request`. Parameters with limits of their own check them.
+    public static let maximumValueLength = 16 * 1024
 
     /// Every name and value, decoded, in order.
     public let pairs: [Pair]

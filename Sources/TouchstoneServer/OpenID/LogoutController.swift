@@ -39,6 +39,12 @@ struct LogoutController {
             redirect = try parameters.single("post_logout_redirect_uri")
             state = try parameters.single("state")
             clientId = try parameters.single("client_id")
+            for (name, value, limit) in [
+                ("state", state, AuthorizationRequest.maximumStateLength), ("post_logout_redirect_uri", redirect, RedirectURI.maximumLength),
+                ("client_id", clientId, AuthorizationRequest.maximumClientIdLength),
+            ] where (value?.utf8.count ?? 0) > limit {
+                throw OpenIDError.invalidRequest("parameter '\(name)' is longer than \(limit) bytes")
+            }
         } catch let error as OpenIDError {
             return self.pages.message(title: "Sign-out error", "The sign-out request is malformed: \(error.reason).", status: .badRequest)
         }

@@ -281,6 +281,8 @@ struct TokenLifecycleTests {
             #expect(noHint.status == .ok && noHint.location == nil)
             let forged = try await browser.get("/oauth2/logout?id_token_hint=e30.e30.sig")
             #expect(forged.status == .badRequest)
+            let longState = try await browser.get("/oauth2/logout?state=" + String(repeating: "s", count: 2049))
+            #expect(longState.status == .badRequest && longState.html.contains("state"))
         }
     }
 
