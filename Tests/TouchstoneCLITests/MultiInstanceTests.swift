@@ -184,18 +184,20 @@ struct MultiInstanceTests {
         let token = session.session.token
 
         try await cluster.stop()
-        // The first requests find out: each within one acquire timeout (plus scheduling slack on a loaded machine).
+        // The first requests find out: within a few acquire timeouts (the first one may also wait out a connection
+        // attempt the pool had started; 2.77 s was seen once in CI on a loaded two-core machine), never the 30 s of
+        // a request timeout.
         for server in [a, b] {
             let (status, seconds) = try await Self.timed(server.baseURL, "v1/session", token: token)
             #expect(status == 503)
-            #expect(seconds < 2.5, "a request took \(seconds) s with the database down")
+            #expect(seconds < 3.5, "a request took \(seconds) s with the database down")
             let (finish, finishSeconds) = try await Self.timed(
                 server.baseURL,
                 "v1/biometrics/authentications/finish",
                 body: #"{"registrationId":"r","challenge":"c","signature":"AAAA"}"#
             )
             #expect(finish == 503)
-            #expect(finishSeconds < 2.5, "authentications/finish took \(finishSeconds) s with the database down")
+            #expect(finishSeconds < 3.5, "authentications/finish took \(finishSeconds) s with the database down")
         }
         // Now the breaker is open: 503 at once, and readiness from that state.
         var readiness: [Double] = []

@@ -175,10 +175,15 @@ struct AuthorizationController {
             }
             if decision == "allow" {
                 let scopes = (consent?.scopes ?? []) + authorization.scopes.filter { !(consent?.scopes ?? []).contains($0) }
-                try await self.provider.store.upsertConsent(
-                    OAuthConsentRecord(userId: identity.user.id, clientId: client.id, scopes: scopes, grantedAt: now))
-                try await self.provider.audit.record(.consentGranted, userId: identity.user.id,
+                let record = OAuthConsentRecord(userId: identity.user.id, clientId: client.id, scopes: scopes, grantedAt: now)
+                let event = self.provider.audit.event(.consentGranted, userId: identity.user.id,
                     reason: "client \(client.id) scope \(authorization.scopes.joined(separator: " "))")
+                // The consent and its event commit together.
+                try await self.provider.store.unitOfWork { tx in
+                    try await tx.upsertConsent(record)
+                    try await tx.insertAuditEvent(event)
+                }
+                self.provider.audit.committed([event])
             } else {
                 let covered = consent.map { Set(authorization.scopes).isSubset(of: $0.scopes) } ?? false
                 if !covered || authorization.prompt.contains(.consent) {
