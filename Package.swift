@@ -195,6 +195,7 @@ let package = Package(
             name: "touchstone",
             dependencies: [
                 "TouchstoneServer",
+                "TouchstoneOpenID",
                 "TouchstoneStore",
                 "TouchstoneWebAuthn",
                 "TouchstoneCrypto",

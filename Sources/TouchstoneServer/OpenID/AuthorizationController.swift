@@ -425,7 +425,7 @@ struct AuthorizationController {
         var separator = base.contains("?") ? "&" : "?"
         for (name, value) in parameters {
             guard let value else { continue }
-            text += separator + name + "=" + formEncode(value)
+            text += separator + name + "=" + FormParameters.encode(value)
             separator = "&"
         }
         return text

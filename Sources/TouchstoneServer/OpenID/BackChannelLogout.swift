@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import TouchstoneCrypto
+import TouchstoneOpenID
 import TouchstoneStore
 
 /// OpenID Connect Back-Channel Logout 1.0: when a session that clients hold tokens for ends, each such client with a
@@ -53,7 +54,7 @@ struct BackChannelLogout: Sendable {
             var failure: String?
             do {
                 let token = try await self.provider.ring.sign(claims, type: "logout+jwt").token
-                let status = try await self.post(notice.backchannelLogoutURI, "logout_token=" + formEncode(token))
+                let status = try await self.post(notice.backchannelLogoutURI, "logout_token=" + FormParameters.encode(token))
                 if !(200..<300).contains(status) { failure = "HTTP \(status)" }
             } catch {
                 failure = "\(type(of: error))"

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TouchstoneAuth
+import TouchstoneOpenID
 import TouchstoneStore
 
 /// Access tokens for an app's own APIs: `POST /v1/session/token`, `GET /.well-known/jwks.json`,
@@ -94,7 +95,11 @@ struct TokenController {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         let token: String?
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
-            token = Self.formValue("token", in: String(decoding: body, as: UTF8.self))
+            do {
+                token = try FormParameters(urlEncoded: String(decoding: body, as: UTF8.self)).single("token")
+            } catch {
+                throw APIError.invalidRequest(error.reason)
+            }
         } else {
             struct Input: Decodable {
                 var token: String
@@ -111,17 +116,6 @@ struct TokenController {
         guard let token, !token.isEmpty else { throw APIError.invalidRequest("field 'token' is required") }
         guard token.utf8.count <= SignedToken.maximumLength else { throw APIError.invalidRequest("field 'token' is too long") }
         return token
-    }
-
-    /// The first value of `name` in an `application/x-www-form-urlencoded` body.
-    static func formValue(_ name: String, in body: String) -> String? {
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            guard key == name else { continue }
-            return parts.count == 2 ? parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding : ""
-        }
-        return nil
     }
 
     // MARK: Admin

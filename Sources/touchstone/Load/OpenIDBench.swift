@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import Histogram
 import NIOConcurrencyHelpers
@@ -8,6 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import TouchstoneCrypto
 import TouchstoneKit
+import TouchstoneOpenID
 
 /// The OpenID provider under load: complete code flows from signed-in browsers, or refresh-token grants.
 struct OpenIDBench: AsyncParsableCommand {
@@ -69,7 +69,7 @@ struct OpenIDBench: AsyncParsableCommand {
     func run() async throws {
         let endpoint = try LoopbackEndpoint(self.server)
         let group = MultiThreadedEventLoopGroup.singleton
-        let basic = "Basic " + Data("\(Self.formEncode(self.clientId)):\(Self.formEncode(self.clientSecret))".utf8).base64EncodedString()
+        let basic = "Basic " + Data("\(FormParameters.encode(self.clientId)):\(FormParameters.encode(self.clientSecret))".utf8).base64EncodedString()
         let runId = String(UUID().uuidString.prefix(8)).lowercased()
         // The browsers: an account and a connection each, eight sign-ups at a time.
         var browsers: [Browser] = []
@@ -226,11 +226,11 @@ struct OpenIDBench: AsyncParsableCommand {
         /// authorize → token (→ userinfo); returns the refresh token, if any.
         func codeFlow(_ browser: Browser, scope: String, userinfo: Bool) async throws -> String? {
             let verifier = Base64.urlEncode((0..<32).map { _ in UInt8.random(in: 0...255) })
-            let challenge = Base64.urlEncode(Array(SHA256.hash(data: Array(verifier.utf8))))
+            let challenge = PKCE.challenge(of: verifier)
             let query = [
                 ("response_type", "code"), ("client_id", self.clientId), ("redirect_uri", self.redirectURI), ("scope", scope),
                 ("state", "s"), ("nonce", "n"), ("code_challenge", challenge), ("code_challenge_method", "S256"),
-            ].map { "\($0.0)=\(OpenIDBench.formEncode($0.1))" }.joined(separator: "&")
+            ].map { "\($0.0)=\(FormParameters.encode($0.1))" }.joined(separator: "&")
             let authorize = try await browser.connection.exchange(
                 TransportRequest(method: "GET", path: "/oauth2/authorize?" + query, headers: ["Cookie": browser.cookie]))
             guard authorize.status == 302, let location = authorize.headers.first(name: "Location"),
@@ -238,7 +238,7 @@ struct OpenIDBench: AsyncParsableCommand {
             else {
                 throw FlowFailure(code: "authorize_\(authorize.status)", status: authorize.status)
             }
-            let body = "grant_type=authorization_code&code=\(code)&redirect_uri=\(OpenIDBench.formEncode(self.redirectURI))&code_verifier=\(verifier)"
+            let body = "grant_type=authorization_code&code=\(code)&redirect_uri=\(FormParameters.encode(self.redirectURI))&code_verifier=\(verifier)"
             let tokens = try await self.token(browser, body)
             if userinfo {
                 guard let access = tokens["access_token"] as? String else { throw FlowFailure(code: "no_access_token", status: 200) }
@@ -266,11 +266,5 @@ struct OpenIDBench: AsyncParsableCommand {
             }
             return json
         }
-    }
-
-    static func formEncode(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }

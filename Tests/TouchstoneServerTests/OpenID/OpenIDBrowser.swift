@@ -71,11 +71,7 @@ struct OpenIDBrowser {
         return Page(status: response.status, headers: response.headers, html: String(buffer: response.body))
     }
 
-    static func encode(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed)!
-    }
+    static func encode(_ value: String) -> String { FormParameters.encode(value) }
 
     /// The query parameters of a redirect's location.
     static func query(_ location: String) -> [String: String] {
