@@ -48,6 +48,16 @@ struct LoadReport: Codable, Sendable {
         var p99: Double
         var max: Double
         var mean: Double
+
+        /// Milliseconds, from a histogram of microseconds.
+        init(microseconds histogram: Histogram<UInt64>) {
+            let millis = { (value: UInt64) in Double(value) / 1000 }
+            self.p50 = millis(histogram.valueAtPercentile(50))
+            self.p90 = millis(histogram.valueAtPercentile(90))
+            self.p99 = millis(histogram.valueAtPercentile(99))
+            self.max = millis(histogram.max)
+            self.mean = histogram.totalCount == 0 ? 0 : histogram.mean / 1000
+        }
     }
     struct ServerMemory: Codable, Sendable {
         var pid: Int32
@@ -129,7 +139,6 @@ struct LoadRunner: Sendable {
         let histogram = results.histogram
         let cpu = sampler.cpuSeconds()
         let perCeremony = { (seconds: Double?) in seconds.map { results.completed > 0 ? $0 * 1_000_000 / Double(results.completed) : 0 } }
-        let microsToMillis = { (value: UInt64) in Double(value) / 1000 }
         return LoadReport(
             kind: plan.kind,
             algorithm: plan.kind == .passkey ? "ES256" : plan.algorithm.rawValue,
@@ -139,13 +148,7 @@ struct LoadRunner: Sendable {
             ceremonies: results.completed,
             ceremoniesPerSecond: Double(results.completed) / plan.duration,
             confirmations: results.confirmations,
-            latencyMs: LoadReport.Latency(
-                p50: microsToMillis(histogram.valueAtPercentile(50)),
-                p90: microsToMillis(histogram.valueAtPercentile(90)),
-                p99: microsToMillis(histogram.valueAtPercentile(99)),
-                max: microsToMillis(histogram.max),
-                mean: histogram.totalCount == 0 ? 0 : histogram.mean / 1000
-            ),
+            latencyMs: LoadReport.Latency(microseconds: histogram),
             errors: results.errors,
             serverErrors: results.serverErrors,
             serverMemory: sampler.report(),

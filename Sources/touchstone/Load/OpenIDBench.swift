@@ -156,20 +156,13 @@ struct OpenIDBench: AsyncParsableCommand {
         for browser in browsers { await browser.connection.close() }
         let histogram = results.histogram
         let cpu = sampler.cpuSeconds()
-        let millis = { (value: UInt64) in Double(value) / 1000 }
         let report = Report(
             mode: self.mode,
             browsers: self.browsers,
             durationSeconds: self.duration,
             completed: results.completed,
             perSecond: Double(results.completed) / self.duration,
-            latencyMs: LoadReport.Latency(
-                p50: millis(histogram.valueAtPercentile(50)),
-                p90: millis(histogram.valueAtPercentile(90)),
-                p99: millis(histogram.valueAtPercentile(99)),
-                max: millis(histogram.max),
-                mean: histogram.totalCount == 0 ? 0 : histogram.mean / 1000
-            ),
+            latencyMs: LoadReport.Latency(microseconds: histogram),
             errors: results.errors,
             serverErrors: results.serverErrors,
             serverMemory: sampler.report(),
