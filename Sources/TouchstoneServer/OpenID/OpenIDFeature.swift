@@ -62,7 +62,7 @@ struct OpenIDFeature: Feature {
         ).addRoutes(to: router)
         TokenEndpointController(
             provider: self.provider,
-            service: OpenIDTokenService(provider: self.provider, sessions: core.sessions),
+            service: OpenIDTokenService(provider: self.provider),
             tokens: tokens,
             limiter: core.limiter
         ).addRoutes(to: router)

@@ -94,12 +94,11 @@ struct OpenIDProvider: Sendable {
             }
             guard allowPublic else { throw OAuthFailure(.invalidClient("a public client cannot use this endpoint"), basic: usedBasic) }
         }
-        return AuthenticatedClient(record: client, usedBasic: usedBasic)
+        return AuthenticatedClient(record: client)
     }
 
     struct AuthenticatedClient: Sendable {
         var record: OAuthClientRecord
-        var usedBasic: Bool
         var id: String { self.record.id }
     }
 

@@ -8,7 +8,6 @@ import TouchstoneStore
 /// reuse detection (RFC 9700 §4.14.2), and revocation (RFC 7009).
 struct OpenIDTokenService: Sendable {
     let provider: OpenIDProvider
-    let sessions: SessionManager
 
     struct Issued: Sendable {
         var tokens: OpenIDProvider.IssuedTokens
