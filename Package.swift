@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "TouchstoneAuth", targets: ["TouchstoneAuth"]),
         .library(name: "TouchstoneConfirmation", targets: ["TouchstoneConfirmation"]),
         .library(name: "TouchstoneOpenID", targets: ["TouchstoneOpenID"]),
+        .library(name: "TouchstoneWebhooks", targets: ["TouchstoneWebhooks"]),
         .executable(name: "touchstone", targets: ["touchstone"]),
         .executable(name: "touchstone-fuzz", targets: ["touchstone-fuzz"]),
     ],
@@ -94,6 +95,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Pure Standard Webhooks rules: signatures, secrets, the event catalogue and bodies, the retry schedule, and
+        // which destinations a webhook may reach (SSRF). No I/O.
+        .target(
+            name: "TouchstoneWebhooks",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Persistence behind one Sendable protocol: embedded SQLite, or PostgreSQL to scale out.
         .target(
             name: "TouchstoneStore",
@@ -124,6 +134,7 @@ let package = Package(
                 "TouchstoneAuth",
                 "TouchstoneConfirmation",
                 "TouchstoneOpenID",
+                "TouchstoneWebhooks",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -196,6 +207,7 @@ let package = Package(
             dependencies: [
                 "TouchstoneServer",
                 "TouchstoneOpenID",
+                "TouchstoneWebhooks",
                 "TouchstoneStore",
                 "TouchstoneWebAuthn",
                 "TouchstoneCrypto",
@@ -306,6 +318,11 @@ let package = Package(
         .testTarget(
             name: "TouchstoneOpenIDTests",
             dependencies: ["TouchstoneOpenID"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneWebhooksTests",
+            dependencies: ["TouchstoneWebhooks", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,103 @@
+/// An event type a webhook endpoint can subscribe to, with what its `data` holds (listed by
+/// `GET /v1/admin/webhooks/event-types` and docs/webhooks.md).
+public struct WebhookEventType: Sendable, Hashable {
+    public let name: String
+    public let summary: String
+    /// The fields of `data`, each with what it holds.
+    public let data: [(field: String, meaning: String)]
+
+    public static func == (lhs: WebhookEventType, rhs: WebhookEventType) -> Bool { lhs.name == rhs.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(self.name) }
+
+    /// What an endpoint subscribes to when it names no type: every type.
+    public static let everyType = "*"
+
+    /// The test event: sent by `touchstone webhooks test` and `POST /v1/admin/webhooks/{id}/test` whatever the
+    /// endpoint subscribes to; no endpoint subscribes to it.
+    public static let test = WebhookEventType(
+        name: "webhook.test",
+        summary: "A test sent on request; no endpoint subscribes to it.",
+        data: [("endpointId", "The endpoint the test was sent to.")]
+    )
+
+    private static let userId = ("userId", "The user's id.")
+    private static let registrationId = ("registrationId", "The device-key registration's id.")
+    private static let passkeyId = ("passkeyId", "The passkey's id.")
+
+    /// Every type an endpoint may subscribe to.
+    public static let all: [WebhookEventType] = [
+        WebhookEventType(name: "user.created", summary: "An account was created (sign-up).", data: [Self.userId, ("email", "The account's email address.")]),
+        WebhookEventType(name: "user.deleted", summary: "An account was deleted, with its sessions, devices and passkeys.", data: [Self.userId]),
+        WebhookEventType(
+            name: "session.created",
+            summary: "A user signed in (a sign-up's first session too).",
+            data: [
+                Self.userId,
+                ("sessionId", "The session's id (not its token)."),
+                ("method", "How: password, biometric, pin, passkey or sign_up."),
+                ("registrationId", "The device-key registration used (biometric and pin), or null."),
+                ("passkeyId", "The passkey used (passkey), or null."),
+            ]
+        ),
+        WebhookEventType(name: "password.changed", summary: "A user changed their password.", data: [Self.userId]),
+        WebhookEventType(name: "device.enrolled", summary: "A device key was enrolled (biometric login on a new device).", data: [Self.userId, Self.registrationId]),
+        WebhookEventType(
+            name: "device.revoked",
+            summary: "A device key was revoked by its user or an administrator, or replaced by a new enrolment of the same device.",
+            data: [Self.userId, Self.registrationId]
+        ),
+        WebhookEventType(name: "device.locked", summary: "A device key was locked after repeated invalid signatures.", data: [Self.userId, Self.registrationId]),
+        WebhookEventType(
+            name: "device.invalidated",
+            summary: "A device reported that its biometrics changed; its key no longer signs in.",
+            data: [Self.userId, Self.registrationId]
+        ),
+        WebhookEventType(name: "passkey.registered", summary: "A passkey was registered.", data: [Self.userId, Self.passkeyId]),
+        WebhookEventType(name: "passkey.deleted", summary: "A passkey was removed by its user or an administrator.", data: [Self.userId, Self.passkeyId]),
+        WebhookEventType(
+            name: "lockout.started",
+            summary: "Repeated failures locked a credential: a device key, a passkey or a PIN.",
+            data: [
+                Self.userId,
+                ("kind", "What was locked: device, passkey or pin."),
+                ("registrationId", "The device-key registration (device, pin), or null."),
+                ("passkeyId", "The passkey (passkey), or null."),
+            ]
+        ),
+        WebhookEventType(
+            name: "confirmation.approved",
+            summary: "A user approved a transaction confirmation with a device key or passkey.",
+            data: [Self.userId, ("confirmationId", "The confirmation's id.")]
+        ),
+        WebhookEventType(
+            name: "confirmation.declined",
+            summary: "A user declined a transaction confirmation.",
+            data: [Self.userId, ("confirmationId", "The confirmation's id.")]
+        ),
+        WebhookEventType(
+            name: "signing_key.rotated",
+            summary: "A new token-signing key was made (published now, signing from its activation).",
+            data: [("kid", "The new key's id."), ("activatesAt", "When it starts signing (RFC 3339).")]
+        ),
+    ]
+
+    /// The type called `name`, among ``all`` (not the test event).
+    public static func named(_ name: String) -> WebhookEventType? { Self.all.first { $0.name == name } }
+
+    /// Checks an endpoint's subscription: known type names, none twice; empty means every type.
+    ///
+    /// - Returns: the names, in the catalogue's order, or `["*"]` for every type.
+    public static func subscription(_ names: [String]) throws(WebhookError) -> [String] {
+        guard !names.isEmpty, names != [Self.everyType] else { return [Self.everyType] }
+        guard names.count <= Self.all.count else { throw .invalidEventType("at most \(Self.all.count) event types, each once") }
+        var seen = Set<String>()
+        for name in names {
+            guard Self.named(name) != nil else {
+                let shown = name.unicodeScalars.prefix(60).filter { $0.value >= 0x20 && $0.value != 0x7f }.map(String.init).joined()
+                throw .invalidEventType("unknown event type '\(shown)'; GET /v1/admin/webhooks/event-types lists them")
+            }
+            guard seen.insert(name).inserted else { throw .invalidEventType("the event type '\(name)' is named twice") }
+        }
+        return Self.all.map(\.name).filter(seen.contains)
+    }
+}
