@@ -134,6 +134,22 @@ struct FailingStore: TouchstoneStore {
     func consents(userId: String) async throws -> [OAuthConsentRecord] { throw self.error }
     func deleteConsent(userId: String, clientId: String) async throws -> Bool { throw self.error }
     func dueLogoutNotices(now: Date, limit: Int) async throws -> [LogoutNoticeRecord] { throw self.error }
+    func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws { throw self.error }
+    func webhookEndpoint(id: String) async throws -> WebhookEndpointRecord? { throw self.error }
+    func webhookEndpoints() async throws -> [WebhookEndpointRecord] { throw self.error }
+    func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws -> Bool { throw self.error }
+    func deleteWebhookEndpoint(id: String) async throws -> Bool { throw self.error }
+    func rotateWebhookSecret(id: String, sealedSecret: [UInt8], previousExpiresAt: Date, at: Date) async throws -> Bool { throw self.error }
+    func enqueueWebhookTest(endpointId: String, event: WebhookOutboxEvent) async throws -> Bool { throw self.error }
+    func dueWebhookEndpoints(now: Date, limit: Int) async throws -> [String] { throw self.error }
+    func claimWebhookMessages(endpointId: String, now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [WebhookMessageRecord] { throw self.error }
+    func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, token: String, outcome: WebhookAttemptOutcome) async throws -> Bool { throw self.error }
+    func disableFailingWebhookEndpoint(id: String, since: Date, reason: String, at: Date) async throws -> Bool { throw self.error }
+    func webhookDeliveries(endpointId: String, limit: Int) async throws -> [(WebhookMessageRecord, [WebhookAttemptRecord])] { throw self.error }
+    func retryWebhookMessage(endpointId: String, eventId: String, at: Date) async throws -> Bool { throw self.error }
+    func webhookQueueStatistics() async throws -> WebhookQueueStatistics { throw self.error }
+    func purgeWebhookMessages(before cutoff: Date) async throws -> Int { throw self.error }
+    func deleteUser(id: String) async throws -> Bool { throw self.error }
     func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws { throw self.error }
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
     func registration(id: String) async throws -> RegistrationRecord? { throw self.error }

@@ -25,6 +25,7 @@ public struct ComposedStore: TouchstoneStore {
     public var metadata: any MetadataStore
     public var clientStore: any OAuthClientStore
     public var authorizations: any AuthorizationStore
+    public var webhooks: any WebhookStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -44,6 +45,7 @@ public struct ComposedStore: TouchstoneStore {
         self.metadata = base
         self.clientStore = base
         self.authorizations = base
+        self.webhooks = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }
@@ -415,5 +417,57 @@ public struct ComposedStore: TouchstoneStore {
     }
     public func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws {
         try await self.authorizations.recordLogoutNotice(clientId: clientId, sessionId: sessionId, delivered: delivered, retryAt: retryAt, error: error)
+    }
+
+    // MARK: WebhookStore
+
+    public func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws {
+        try await self.webhooks.insertWebhookEndpoint(endpoint)
+    }
+    public func webhookEndpoint(id: String) async throws -> WebhookEndpointRecord? {
+        try await self.webhooks.webhookEndpoint(id: id)
+    }
+    public func webhookEndpoints() async throws -> [WebhookEndpointRecord] {
+        try await self.webhooks.webhookEndpoints()
+    }
+    public func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws -> Bool {
+        try await self.webhooks.updateWebhookEndpoint(endpoint)
+    }
+    public func deleteWebhookEndpoint(id: String) async throws -> Bool {
+        try await self.webhooks.deleteWebhookEndpoint(id: id)
+    }
+    public func rotateWebhookSecret(id: String, sealedSecret: [UInt8], previousExpiresAt: Date, at: Date) async throws -> Bool {
+        try await self.webhooks.rotateWebhookSecret(id: id, sealedSecret: sealedSecret, previousExpiresAt: previousExpiresAt, at: at)
+    }
+    public func enqueueWebhookTest(endpointId: String, event: WebhookOutboxEvent) async throws -> Bool {
+        try await self.webhooks.enqueueWebhookTest(endpointId: endpointId, event: event)
+    }
+    public func dueWebhookEndpoints(now: Date, limit: Int) async throws -> [String] {
+        try await self.webhooks.dueWebhookEndpoints(now: now, limit: limit)
+    }
+    public func claimWebhookMessages(endpointId: String, now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [WebhookMessageRecord] {
+        try await self.webhooks.claimWebhookMessages(endpointId: endpointId, now: now, leaseUntil: leaseUntil, token: token, limit: limit)
+    }
+    public func finishWebhookAttempt(_ attempt: WebhookAttemptRecord, token: String, outcome: WebhookAttemptOutcome) async throws -> Bool {
+        try await self.webhooks.finishWebhookAttempt(attempt, token: token, outcome: outcome)
+    }
+    public func disableFailingWebhookEndpoint(id: String, since: Date, reason: String, at: Date) async throws -> Bool {
+        try await self.webhooks.disableFailingWebhookEndpoint(id: id, since: since, reason: reason, at: at)
+    }
+    public func webhookDeliveries(endpointId: String, limit: Int) async throws -> [(WebhookMessageRecord, [WebhookAttemptRecord])] {
+        try await self.webhooks.webhookDeliveries(endpointId: endpointId, limit: limit)
+    }
+    public func retryWebhookMessage(endpointId: String, eventId: String, at: Date) async throws -> Bool {
+        try await self.webhooks.retryWebhookMessage(endpointId: endpointId, eventId: eventId, at: at)
+    }
+    public func webhookQueueStatistics() async throws -> WebhookQueueStatistics {
+        try await self.webhooks.webhookQueueStatistics()
+    }
+    public func purgeWebhookMessages(before cutoff: Date) async throws -> Int {
+        try await self.webhooks.purgeWebhookMessages(before: cutoff)
+    }
+
+    public func deleteUser(id: String) async throws -> Bool {
+        try await self.users.deleteUser(id: id)
     }
 }

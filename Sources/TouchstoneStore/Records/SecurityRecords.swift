@@ -15,6 +15,13 @@ public struct AuditEventRecord: Sendable, Hashable, Codable {
     public var userAgent: String?
     /// The error code of a failure, or a short detail.
     public var reason: String?
+    /// The webhook events this event gives the app's backend: written to the outbox in the transaction that stores
+    /// this event (not a column of the audit trail).
+    public var webhooks: [WebhookOutboxEvent] = []
+
+    enum CodingKeys: String, CodingKey {
+        case id, occurredAt, type, outcome, userId, registrationId, passkeyId, clientAddress, userAgent, reason
+    }
 
     public init(
         id: String,

@@ -408,5 +408,76 @@ enum Migrations {
                 """,
             ]
         ),
+        Migration(
+            version: 16,
+            name: "Webhook endpoints and their outbox",
+            statements: [
+                // An endpoint: its signing secret sealed under the key-encryption key (base64), the one before the
+                // last rotation until it stops signing; events is the subscription as shown (comma-separated, '*').
+                """
+                CREATE TABLE webhook_endpoints (
+                    id TEXT PRIMARY KEY,
+                    url TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    events TEXT NOT NULL,
+                    enabled BIGINT NOT NULL,
+                    sealed_secret TEXT NOT NULL,
+                    previous_sealed_secret TEXT,
+                    previous_secret_expires_at BIGINT,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL,
+                    disabled_reason TEXT,
+                    last_success_at BIGINT,
+                    failing_since BIGINT
+                )
+                """,
+                // What an endpoint subscribes to, one row per type ('*' for every type): what the outbox joins.
+                """
+                CREATE TABLE webhook_subscriptions (
+                    event_type TEXT NOT NULL,
+                    endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+                    PRIMARY KEY (event_type, endpoint_id)
+                )
+                """,
+                "CREATE INDEX webhook_subscriptions_endpoint ON webhook_subscriptions (endpoint_id)",
+                // The outbox: one row per event and endpoint, written in the transaction of the change it reports.
+                // A dispatcher leases due rows (claim_token until claimed_until) and records each attempt.
+                """
+                CREATE TABLE webhook_messages (
+                    endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+                    event_id TEXT NOT NULL,
+                    event_type TEXT NOT NULL,
+                    payload TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts BIGINT NOT NULL,
+                    round_attempts BIGINT NOT NULL,
+                    round_started_at BIGINT NOT NULL,
+                    next_attempt_at BIGINT,
+                    claim_token TEXT,
+                    claimed_until BIGINT,
+                    delivered_at BIGINT,
+                    last_status BIGINT,
+                    last_error TEXT,
+                    PRIMARY KEY (endpoint_id, event_id)
+                )
+                """,
+                "CREATE INDEX webhook_messages_due ON webhook_messages (state, next_attempt_at)",
+                "CREATE INDEX webhook_messages_endpoint ON webhook_messages (endpoint_id, state, created_at)",
+                """
+                CREATE TABLE webhook_attempts (
+                    endpoint_id TEXT NOT NULL,
+                    event_id TEXT NOT NULL,
+                    number BIGINT NOT NULL,
+                    attempted_at BIGINT NOT NULL,
+                    status_code BIGINT,
+                    latency_ms BIGINT NOT NULL,
+                    error TEXT,
+                    PRIMARY KEY (endpoint_id, event_id, number),
+                    FOREIGN KEY (endpoint_id, event_id) REFERENCES webhook_messages(endpoint_id, event_id) ON DELETE CASCADE
+                )
+                """,
+            ]
+        ),
     ]
 }

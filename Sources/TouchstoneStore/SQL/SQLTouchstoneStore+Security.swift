@@ -103,7 +103,12 @@ extension SQLTouchstoneStore {
     // MARK: Audit trail
 
     public func insertAuditEvent(_ event: AuditEventRecord) async throws {
-        try await self.executor.withDatabase { db in try await Self.insert(event, into: db) }
+        if event.webhooks.isEmpty {
+            try await self.executor.withDatabase { db in try await Self.insert(event, into: db) }
+        } else {
+            // The event and its webhook messages commit together (inside a unit of work, with the change itself).
+            try await self.executor.withTransaction { db in try await Self.insert(event, into: db) }
+        }
     }
 
     public func deleteAuditEvents(before cutoff: Date) async throws -> Int {
@@ -112,8 +117,10 @@ extension SQLTouchstoneStore {
         }
     }
 
+    /// Inserts `event` and its webhook messages; the caller makes it one transaction when there are messages.
     static func insert(_ event: AuditEventRecord, into db: any SQLDatabase) async throws {
         try await db.raw("INSERT INTO audit_events (\(unsafeRaw: AuditEventRecord.insertColumns)) VALUES (\(binds: event.insertValues))").run()
+        for webhook in event.webhooks { try await Self.enqueue(webhook, into: db) }
     }
 
     public func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord] {

@@ -8,8 +8,9 @@ extension SQLTouchstoneStore {
         try await self.executor.withDatabase { db in try await Self.insert(session, into: db) }
     }
 
-    /// `WITH` entries (each after a comma) inserting `session` and `events` once for each row of the entry `guard`
-    /// (which has one row or none): the inserts of a sign-in that completes in one statement.
+    /// `WITH` entries (each after a comma) inserting `session` and `events` (with their webhook messages) once for
+    /// each row of the entry `guard` (which has one row or none): the inserts of a sign-in that completes in one
+    /// statement.
     static func sessionAndEvents(_ session: SessionRecord, _ events: [AuditEventRecord], ifRowIn guard: String) -> SQLQueryString {
         var sql: SQLQueryString = """
             , new_session AS (
@@ -24,6 +25,14 @@ extension SQLTouchstoneStore {
                     SELECT \(binds: event.insertValues) FROM \(unsafeRaw: `guard`)
                 )
                 """
+            for (webhookIndex, webhook) in event.webhooks.enumerated() {
+                sql += """
+                    , new_webhook_\(unsafeRaw: String(index))_\(unsafeRaw: String(webhookIndex)) AS (
+                        INSERT INTO webhook_messages (\(unsafeRaw: Self.outboxColumns))
+                        \(Self.outboxSelect(webhook, joining: ", \(`guard`)"))
+                    )
+                    """
+            }
         }
         return sql
     }

@@ -30,4 +30,11 @@ extension SQLTouchstoneStore {
             try await db.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(UserRecord.init(row:))
         }
     }
+
+    public func deleteUser(id: String) async throws -> Bool {
+        // Every table that names the user deletes its rows with it (ON DELETE CASCADE).
+        try await self.executor.withDatabase { db in
+            try await db.raw("DELETE FROM users WHERE id = \(bind: id) RETURNING id").first() != nil
+        }
+    }
 }

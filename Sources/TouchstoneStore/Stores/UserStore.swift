@@ -19,4 +19,8 @@ public protocol UserStore: Sendable {
 
     /// Replaces a user's password hash; returns whether the user exists.
     func updatePassword(userId: String, passwordHash: String) async throws -> Bool
+
+    /// Deletes a user with everything that belongs to it (sessions, registrations, passkeys, confirmations, OpenID
+    /// codes, tokens and consents); the audit trail keeps its events. Returns whether the user existed.
+    func deleteUser(id: String) async throws -> Bool
 }
