@@ -33,8 +33,7 @@ public struct WebhookEventType: Sendable, Hashable {
             summary: "A user signed in (a sign-up's first session too).",
             data: [
                 Self.userId,
-                ("sessionId", "The session's id (not its token)."),
-                ("method", "How: password, biometric, pin, passkey or sign_up."),
+                ("method", "How: password, biometric, pin, passkey, or sign_up for a new account's first session."),
                 ("registrationId", "The device-key registration used (biometric and pin), or null."),
                 ("passkeyId", "The passkey used (passkey), or null."),
             ]

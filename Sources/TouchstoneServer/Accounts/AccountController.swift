@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TouchstoneStore
+import TouchstoneWebhooks
 
 /// Accounts and password sessions: `POST /v1/users`, `POST /v1/sessions`, `GET|DELETE /v1/session`.
 struct AccountController {
@@ -52,7 +53,14 @@ struct AccountController {
             createdAt: self.now()
         )
         // The account, its event and its first session commit together or not at all (one unit of work).
-        let event = self.audit.event(.userCreated, userId: user.id)
+        var created = self.audit.event(.userCreated, userId: user.id, webhookData: ["email": .string(user.email)])
+        created.webhooks.append(
+            self.audit.webhook(
+                "session.created",
+                data: ["userId": .string(user.id), "method": .string("sign_up"), "registrationId": .null, "passkeyId": .null]
+            )
+        )
+        let event = created
         let (token, session) = self.sessions.make(for: user, method: .password)
         do {
             try await self.store.unitOfWork { store in
@@ -83,10 +91,12 @@ struct AccountController {
     @Sendable func signIn(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: SignInInput.self, context: context)
         let signIn = PasswordSignIn(store: self.store, hasher: self.hasher, limiter: self.limiter, audit: self.audit)
-        return try await signIn.signIn(email: input.email, password: input.password, client: context.client) { user in
-            let (token, session) = try await self.sessions.create(for: user, method: .password)
-            return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+        let (user, token, session) = try await signIn.signIn(email: input.email, password: input.password, client: context.client) { user, tx in
+            let (token, session) = self.sessions.make(for: user, method: .password)
+            try await tx.insertSession(session)
+            return ((user, token, session), sessionCreated: true)
         }
+        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
 
     @Sendable func currentSession(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
@@ -123,12 +133,18 @@ struct AccountController {
         let identity = try context.requireIdentity()
         try self.sessions.requireRecentPassword(identity, within: self.reauthenticationWindow)
         let input = try await request.decodeJSON(as: ChangePasswordInput.self, context: context)
-        guard try await self.store.updatePassword(userId: identity.user.id, passwordHash: try await self.hasher.hash(input.newPassword))
-        else {
-            throw APIError.unauthenticated("the account no longer exists")
+        let passwordHash = try await self.hasher.hash(input.newPassword)
+        let userId = identity.user.id, keeping = identity.session.tokenHash, now = self.now()
+        // The new hash, the other sessions' end and the event (with its webhook) commit together.
+        let event = self.audit.event(.passwordChanged, userId: userId)
+        let revoked = try await self.store.unitOfWork { tx -> Int? in
+            guard try await tx.updatePassword(userId: userId, passwordHash: passwordHash) else { return nil }
+            let revoked = try await tx.revokeSessions(userId: userId, keeping: keeping, at: now)
+            try await tx.insertAuditEvent(event)
+            return revoked
         }
-        let revoked = try await self.store.revokeSessions(userId: identity.user.id, keeping: identity.session.tokenHash, at: self.now())
-        try await self.audit.record(.passwordChanged, userId: identity.user.id)
+        guard let revoked else { throw APIError.unauthenticated("the account no longer exists") }
+        self.audit.committed([event])
         return JSONResponse(.ok, PasswordChanged(revokedSessions: revoked))
     }
 

@@ -9,16 +9,17 @@ struct PasswordSignIn: Sendable {
     let limiter: RateLimiter
     let audit: AuditLog
 
-    /// Checks `password` for `email`, then runs `signedIn` with the user (it opens or updates the session); failures
-    /// of either are recorded in the audit trail as failed password sign-ins.
+    /// Checks `password` for `email`, then runs `signedIn` with the user and a unit of work (it opens or updates the
+    /// session there, and says whether it opened one); the sign-in's event (and its `session.created` webhook when a
+    /// session was opened) commits in the same unit. Failures of either are recorded as failed password sign-ins.
     ///
     /// - Throws: 401 `invalid_credentials` for an unknown address or a wrong password (the same answer, the same
     ///   work), and the limiter's 429s.
-    func signIn<T>(
+    func signIn<T: Sendable>(
         email: String,
         password: InputRules.Password,
         client: ClientInfo,
-        signedIn: (UserRecord) async throws -> T
+        signedIn: @escaping @Sendable (UserRecord, any TouchstoneStore) async throws -> (T, sessionCreated: Bool)
     ) async throws -> T {
         // Limits and throttling are keyed by the (normalised) email whether or not such an account exists, so that
         // they reveal nothing about which accounts exist.
@@ -42,8 +43,15 @@ struct PasswordSignIn: Sendable {
             for registrationId in try await self.store.reenablePins(userId: user.id) {
                 try await self.audit.record(.pinReenabled, .info, userId: user.id, registrationId: registrationId)
             }
-            let result = try await signedIn(user)
-            try await self.audit.record(.passwordLogin, userId: user.id)
+            let opened = self.audit.event(.passwordLogin, userId: user.id)
+            let updated = { var event = opened; event.webhooks = []; return event }()
+            let (result, event) = try await self.store.unitOfWork { tx in
+                let (result, sessionCreated) = try await signedIn(user, tx)
+                let event = sessionCreated ? opened : updated
+                try await tx.insertAuditEvent(event)
+                return (result, event)
+            }
+            self.audit.committed([event])
             return result
         }
     }

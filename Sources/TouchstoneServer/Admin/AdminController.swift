@@ -99,8 +99,9 @@ struct AdminController {
         guard let registration = try await self.store.registration(id: id), registration.status != .pending else {
             throw APIError.registrationNotFound
         }
-        if try await self.store.updateRegistrationStatus(id: id, from: [.active, .locked], to: .revoked, at: self.now()) {
-            try await self.audit.record(.registrationRevoked, userId: registration.userId, registrationId: id, reason: self.actor(context))
+        let now = self.now()
+        try await self.audit.commit(self.audit.event(.registrationRevoked, userId: registration.userId, registrationId: id, reason: self.actor(context))) { tx in
+            try await tx.updateRegistrationStatus(id: id, from: [.active, .locked], to: .revoked, at: now)
         }
         return .noContent
     }
@@ -109,11 +110,12 @@ struct AdminController {
     @Sendable func removePasskey(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let id = try context.parameters.require("id")
         guard let passkey = try await self.store.passkey(id: id),
-            try await self.store.deletePasskey(id: id, userId: passkey.userId)
+            try await self.audit.commit(self.audit.event(.passkeyRemoved, userId: passkey.userId, passkeyId: id, reason: self.actor(context)), when: { tx in
+                try await tx.deletePasskey(id: id, userId: passkey.userId)
+            })
         else {
             throw APIError.passkeyNotFound
         }
-        try await self.audit.record(.passkeyRemoved, userId: passkey.userId, passkeyId: id, reason: self.actor(context))
         return .noContent
     }
 

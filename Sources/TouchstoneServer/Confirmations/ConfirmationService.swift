@@ -4,6 +4,7 @@ import TouchstoneAuth
 import TouchstoneConfirmation
 import TouchstoneCrypto
 import TouchstoneStore
+import TouchstoneWebhooks
 import TouchstoneWebAuthn
 
 /// Who is asking about a confirmation: its user (a session) or the app's backend (an admin key).
@@ -130,13 +131,7 @@ struct ConfirmationService: Sendable {
         }
         guard key.isValidSignature(signature, for: Array(confirmation.payload.utf8)) else {
             // The confirmation stays pending; the failure counts toward the registration's lockout.
-            if try await self.store.recordFailedSignature(
-                registrationId: registration.id,
-                threshold: Int64(self.policy.current.lockoutThreshold),
-                at: self.now()
-            ) {
-                try await self.audit.record(.registrationLocked, .info, userId: registration.userId, registrationId: registration.id)
-            }
+            try await self.audit.recordLockout(registration: registration, threshold: Int64(self.policy.current.lockoutThreshold), at: self.now())
             await self.recordFailure(confirmation, reason: "invalid_signature", registrationId: registrationId)
             throw APIError.invalidSignature
         }
@@ -304,7 +299,8 @@ struct ConfirmationService: Sendable {
             userId: confirmation.userId,
             registrationId: registrationId,
             passkeyId: passkeyId,
-            reason: reason.map { "\($0); \(hash)" } ?? hash
+            reason: reason.map { "\($0); \(hash)" } ?? hash,
+            webhookData: ["confirmationId": .string(confirmation.id)]
         )
     }
 

@@ -124,18 +124,23 @@ struct BiometricService: Sendable {
             throw APIError.invalidSignature
         }
         let scope: ReplacementScope = self.policy.current.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
-        let replaced: [String]
+        // The activation, the registrations it replaces and their events (with their webhooks) commit together.
+        let events: [AuditEventRecord]
+        let audit = self.audit, userId = caller.user.id
         do {
-            replaced = try await self.store.activateRegistration(id: registrationId, replacing: scope, at: now)
+            events = try await self.audit.store.unitOfWork { tx in
+                let replaced = try await tx.activateRegistration(id: registrationId, replacing: scope, at: now)
+                let events = [audit.event(.registrationFinished, userId: userId, registrationId: registrationId)]
+                    + replaced.map { audit.event(.registrationReplaced, .info, userId: userId, registrationId: $0, reason: registrationId) }
+                for event in events { try await tx.insertAuditEvent(event) }
+                return events
+            }
         } catch let error as StoreError where error == .conflict {
             throw APIError.deviceEnrolledForAnotherUser
         } catch let error as StoreError where error == .notFound {
             throw APIError.challengeNotFound
         }
-        try await self.audit.record(.registrationFinished, userId: caller.user.id, registrationId: registrationId)
-        for id in replaced {
-            try await self.audit.record(.registrationReplaced, .info, userId: caller.user.id, registrationId: id, reason: registrationId)
-        }
+        self.audit.committed(events)
         guard let active = try await self.store.registration(id: registrationId) else { throw APIError.registrationNotFound }
         return active
     }
@@ -147,8 +152,9 @@ struct BiometricService: Sendable {
         else {
             throw APIError.registrationNotFound
         }
-        if try await self.store.updateRegistrationStatus(id: registrationId, from: [.active, .locked], to: .revoked, at: self.now()) {
-            try await self.audit.record(.registrationRevoked, userId: caller.user.id, registrationId: registrationId)
+        let now = self.now()
+        try await self.audit.commit(self.audit.event(.registrationRevoked, userId: caller.user.id, registrationId: registrationId)) { tx in
+            try await tx.updateRegistrationStatus(id: registrationId, from: [.active, .locked], to: .revoked, at: now)
         }
     }
 
@@ -184,13 +190,10 @@ struct BiometricService: Sendable {
             throw APIError.registrationNotFound
         }
         guard registration.status == .active else { return }
-        if try await self.store.updateRegistrationStatus(id: registrationId, from: [.active], to: .invalidated, at: self.now()) {
-            try await self.audit.record(
-                .registrationInvalidated,
-                userId: registration.userId,
-                registrationId: registrationId,
-                reason: reason.rawValue
-            )
+        let now = self.now()
+        let event = self.audit.event(.registrationInvalidated, userId: registration.userId, registrationId: registrationId, reason: reason.rawValue)
+        try await self.audit.commit(event) { tx in
+            try await tx.updateRegistrationStatus(id: registrationId, from: [.active], to: .invalidated, at: now)
         }
     }
 
@@ -291,13 +294,7 @@ struct BiometricService: Sendable {
             }
             // Counted per registration; the attempt that reaches the threshold locks it (and is still answered as what
             // it is: a wrong signature).
-            if try await self.store.recordFailedSignature(
-                registrationId: registration.id,
-                threshold: Int64(self.policy.current.lockoutThreshold),
-                at: now
-            ) {
-                try await self.audit.record(.registrationLocked, .info, userId: registration.userId, registrationId: registration.id)
-            }
+            try await self.audit.recordLockout(registration: registration, threshold: Int64(self.policy.current.lockoutThreshold), at: now)
             throw APIError.invalidSignature
         }
         guard attempt.user != nil else { throw APIError.registrationNotFound }

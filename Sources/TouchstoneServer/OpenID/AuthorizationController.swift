@@ -250,15 +250,18 @@ struct AuthorizationController {
             if action == "sign_in" {
                 try await self.limiter.checkAddress("password", client: context.client)
                 let (email, password) = try Self.credentials(parameters)
-                let token = try await self.passwords.signIn(email: email, password: password, client: context.client) { user in
+                let sessions = self.sessions
+                let token = try await self.passwords.signIn(email: email, password: password, client: context.client) { user, tx in
                     let now = self.provider.now()
                     if let current, current.user.id == user.id {
                         // The same account again (prompt=login, max_age): the session keeps its sid, with a new auth_time.
-                        _ = try await self.provider.store.reauthenticateSession(
+                        _ = try await tx.reauthenticateSession(
                             tokenHash: current.session.tokenHash, at: now, methods: [.password], passwordAuthenticatedAt: now, acr: nil)
-                        return current.token
+                        return (current.token, sessionCreated: false)
                     }
-                    return try await self.sessions.create(for: user, method: .password).token
+                    let (token, session) = sessions.make(for: user, method: .password)
+                    try await tx.insertSession(session)
+                    return (token, sessionCreated: true)
                 }
                 try await self.establish(token: token, replacing: current, browser: &browser)
             } else {

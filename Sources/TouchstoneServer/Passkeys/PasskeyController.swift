@@ -143,10 +143,12 @@ struct PasskeyController {
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let caller = try context.requireIdentity()
         let id = try context.parameters.require("id")
-        guard try await self.store.deletePasskey(id: id, userId: caller.user.id) else {
+        let userId = caller.user.id
+        guard try await self.audit.commit(self.audit.event(.passkeyRemoved, userId: userId, passkeyId: id), when: { tx in
+            try await tx.deletePasskey(id: id, userId: userId)
+        }) else {
             throw APIError.passkeyNotFound
         }
-        try await self.audit.record(.passkeyRemoved, userId: caller.user.id, passkeyId: id)
         return .noContent
     }
 }

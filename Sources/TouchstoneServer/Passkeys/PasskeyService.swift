@@ -131,17 +131,16 @@ struct PasskeyService: Sendable {
         )
         record.createdVia = mediation.rawValue
         record.attestationKeyId = verified.attestationKeyIdentifier
+        let event = self.audit.event(.passkeyAdded, userId: caller.user.id, passkeyId: record.id, reason: mediation == .conditional ? "conditional" : nil)
+        let stored = record
         do {
-            try await self.store.insertPasskey(record)
+            try await self.audit.commit(event) { tx in
+                try await tx.insertPasskey(stored)
+                return true
+            }
         } catch let error as StoreError where error == .conflict {
             throw APIError.passkeyAlreadyRegistered
         }
-        try await self.audit.record(
-            .passkeyAdded,
-            userId: caller.user.id,
-            passkeyId: record.id,
-            reason: mediation == .conditional ? "conditional" : nil
-        )
         return record
     }
 
@@ -375,8 +374,9 @@ struct PasskeyService: Sendable {
         } catch let error as WebAuthnError {
             if error.code == .invalidSignature {
                 let threshold = Int64(self.policy.current.lockoutThreshold)
-                if try await self.store.recordFailedPasskeyAssertion(id: passkey.id, threshold: threshold, at: self.now()) {
-                    try await self.audit.record(.passkeyLocked, .info, userId: passkey.userId, passkeyId: passkey.id)
+                let now = self.now()
+                try await self.audit.commit(self.audit.event(.passkeyLocked, .info, userId: passkey.userId, passkeyId: passkey.id)) { tx in
+                    try await tx.recordFailedPasskeyAssertion(id: passkey.id, threshold: threshold, at: now)
                 }
             }
             throw error

@@ -82,8 +82,8 @@ struct PinService: Sendable {
         }
         let now = self.now()
         guard try await self.hasher.verify(pin: pin, hash: hash) != .mismatch else {
-            if try await self.store.recordWrongPin(registrationId: registrationId, maxAttempts: maxAttempts, at: now) {
-                try await self.audit.record(.pinDisabled, .info, userId: userId, registrationId: registrationId)
+            try await self.audit.commit(self.audit.event(.pinDisabled, .info, userId: userId, registrationId: registrationId)) { tx in
+                try await tx.recordWrongPin(registrationId: registrationId, maxAttempts: maxAttempts, at: now)
             }
             throw APIError.invalidPin
         }

@@ -3,10 +3,12 @@ import Logging
 import NIOConcurrencyHelpers
 import TouchstoneCrypto
 import TouchstoneStore
+import TouchstoneWebhooks
 
 /// What the audit trail records. The raw values are the `type` of stored events (and documented in docs/api.md).
 enum AuditEventType: String, CaseIterable, Sendable {
     case userCreated = "user.created"
+    case userDeleted = "user.deleted"
     case passwordLogin = "password_login"
     case sessionRevoked = "session.revoked"
     case sessionsRevokedAll = "session.revoked_all"
@@ -50,6 +52,12 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case codeReplayed = "oauth.code_replayed"
     case refreshTokenReused = "oauth.refresh_token_reused"
     case backchannelLogoutFailed = "oauth.backchannel_logout_failed"
+    case webhookEndpointCreated = "webhook.endpoint_created"
+    case webhookEndpointUpdated = "webhook.endpoint_updated"
+    case webhookEndpointDeleted = "webhook.endpoint_deleted"
+    case webhookSecretRotated = "webhook.secret_rotated"
+    case webhookDeliveryFailed = "webhook.delivery_failed"
+    case webhookEndpointDisabled = "webhook.endpoint_disabled"
 }
 
 enum AuditOutcome: String, Sendable {
@@ -63,7 +71,7 @@ enum AuditOutcome: String, Sendable {
 /// An event is written before the response that reports the action, so an acknowledged action always has its event.
 /// Events never contain secrets: only identifiers, codes, addresses and user agents.
 struct AuditLog: Sendable {
-    let store: any AuditStore & RegistrationStore & PasskeyStore
+    let store: any TouchstoneStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     let logger: Logger
@@ -73,7 +81,7 @@ struct AuditLog: Sendable {
     private let sequence = NIOLockedValueBox<UInt64>(0)
 
     init(
-        store: any AuditStore & RegistrationStore & PasskeyStore,
+        store: any TouchstoneStore,
         secrets: Secrets,
         now: @escaping @Sendable () -> Date,
         logger: Logger,
@@ -103,11 +111,34 @@ struct AuditLog: Sendable {
         userId: String? = nil,
         registrationId: String? = nil,
         passkeyId: String? = nil,
-        reason: String? = nil
+        reason: String? = nil,
+        webhookData: [String: WebhookValue] = [:]
     ) async throws {
-        let event = self.event(type, outcome, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason)
+        let event = self.event(type, outcome, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason, webhookData: webhookData)
         try await self.store.insertAuditEvent(event)
         self.committed([event])
+    }
+
+    /// Runs `change` and stores `event` in the same transaction when it returns true: the change and its event (and
+    /// the event's webhook messages) commit together or not at all.
+    @discardableResult
+    func commit(_ event: AuditEventRecord, when change: @Sendable (any TouchstoneStore) async throws -> Bool) async throws -> Bool {
+        let changed = try await self.store.unitOfWork { tx in
+            guard try await change(tx) else { return false }
+            try await tx.insertAuditEvent(event)
+            return true
+        }
+        if changed { self.committed([event]) }
+        return changed
+    }
+
+    /// Counts a wrong device-key signature; the one that reaches `threshold` locks the registration, recorded (with its
+    /// `device.locked` and `lockout.started` webhooks) in the same transaction.
+    func recordLockout(registration: RegistrationRecord, threshold: Int64, at now: Date) async throws {
+        let event = self.event(.registrationLocked, .info, userId: registration.userId, registrationId: registration.id)
+        try await self.commit(event) { tx in
+            try await tx.recordFailedSignature(registrationId: registration.id, threshold: threshold, at: now)
+        }
     }
 
     /// Reports events a caller stored in a transaction of its own, once it committed.
@@ -124,10 +155,11 @@ struct AuditLog: Sendable {
         userId: String? = nil,
         registrationId: String? = nil,
         passkeyId: String? = nil,
-        reason: String? = nil
+        reason: String? = nil,
+        webhookData: [String: WebhookValue] = [:]
     ) -> AuditEventRecord {
         let client = ClientInfo.current
-        return AuditEventRecord(
+        var record = AuditEventRecord(
             id: self.newEventId(),
             occurredAt: self.now(),
             type: type.rawValue,
@@ -139,6 +171,14 @@ struct AuditLog: Sendable {
             userAgent: client.userAgent,
             reason: reason
         )
+        record.webhooks = WebhookEvents.outbox(for: record, type: type, outcome: outcome, extra: webhookData, randomBytes: self.secrets.randomBytes)
+        return record
+    }
+
+    /// A webhook event of `type` for an audit event stamped now (a second event one change announces: a sign-up's
+    /// session).
+    func webhook(_ type: String, data: [String: WebhookValue]) -> WebhookOutboxEvent {
+        WebhookEvents.event(type, data: data, at: self.now(), randomBytes: self.secrets.randomBytes)
     }
 
     /// Records a failed attempt on the way to reporting it: the attempt's own error is what the client sees, so a

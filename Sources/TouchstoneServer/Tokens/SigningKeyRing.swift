@@ -6,6 +6,7 @@ import NIOConcurrencyHelpers
 import TouchstoneAuth
 import TouchstoneCrypto
 import TouchstoneStore
+import TouchstoneWebhooks
 
 /// The token-signing key set: read from the store (shared by every instance) and cached briefly, made and rotated as
 /// ``SigningKeySchedule`` says, published as a JWKS, and used to sign JWTs. Private keys are opened with the
@@ -136,17 +137,19 @@ final class SigningKeyRing: Sendable {
         // The store keeps milliseconds: a time rounded up would put the activation after `now` and leave no key active.
         let activatesAt = Date(timeIntervalSince1970: (activatesAt.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         let record = try self.makeKey(generation: generation, activatesAt: activatesAt)
-        guard try await self.store.insertSigningKey(record) else {
+        // The key and its event (with its `signing_key.rotated` webhook) commit together.
+        let event = self.audit.event(
+            type,
+            .info,
+            reason: "kid \(record.kid) generation \(generation) \(record.algorithm) signs from \(activatesAt.rfc3339); \(reason)",
+            webhookData: ["kid": .string(record.kid), "activatesAt": .string(WebhookEvent.rfc3339(activatesAt))]
+        )
+        guard try await self.audit.commit(event, when: { tx in try await tx.insertSigningKey(record) }) else {
             _ = try await self.keys(fresh: true)
             return nil
         }
         _ = try await self.keys(fresh: true)
         self.logger.notice("token signing key \(record.kid) (\(record.algorithm), generation \(generation)) signs from \(activatesAt.rfc3339)")
-        try await self.audit.record(
-            type,
-            .info,
-            reason: "kid \(record.kid) generation \(generation) \(record.algorithm) signs from \(activatesAt.rfc3339); \(reason)"
-        )
         return record
     }
 

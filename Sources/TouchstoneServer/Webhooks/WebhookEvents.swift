@@ -1,0 +1,60 @@
+import Foundation
+import TouchstoneStore
+import TouchstoneWebhooks
+
+/// Which audit events the app's backend hears of, and what they say: the mapping from the audit trail to the webhook
+/// catalogue (``WebhookEventType/all``). ``AuditLog/event(_:_:userId:registrationId:passkeyId:reason:webhookData:)``
+/// attaches the result to the audit event, so that the store writes both in one transaction.
+enum WebhookEvents {
+    /// The webhook events of an audit event: none for most; `extra` adds fields the audit record does not carry
+    /// (an email, a confirmation id, a key id).
+    static func outbox(
+        for record: AuditEventRecord,
+        type: AuditEventType,
+        outcome: AuditOutcome,
+        extra: [String: WebhookValue],
+        randomBytes: (Int) -> [UInt8]
+    ) -> [WebhookOutboxEvent] {
+        let user: [String: WebhookValue] = ["userId": record.userId.map(WebhookValue.string) ?? .null]
+        let registration: [String: WebhookValue] = ["registrationId": record.registrationId.map(WebhookValue.string) ?? .null]
+        let passkey: [String: WebhookValue] = ["passkeyId": record.passkeyId.map(WebhookValue.string) ?? .null]
+        var events: [(String, [String: WebhookValue])] = []
+        func session(_ method: String) {
+            events.append(("session.created", user.merging(registration) { a, _ in a }.merging(passkey) { a, _ in a }.merging(["method": .string(method)]) { a, _ in a }))
+        }
+        switch type {
+        case .userCreated: events.append(("user.created", user))
+        case .userDeleted: events.append(("user.deleted", user))
+        case .passwordLogin where outcome == .success: session("password")
+        case .biometricLogin where outcome == .success: session("biometric")
+        case .pinLogin where outcome == .success: session("pin")
+        case .passkeyLogin where outcome == .success: session("passkey")
+        case .passwordChanged: events.append(("password.changed", user))
+        case .registrationFinished: events.append(("device.enrolled", user.merging(registration) { a, _ in a }))
+        case .registrationRevoked, .registrationReplaced: events.append(("device.revoked", user.merging(registration) { a, _ in a }))
+        case .registrationLocked:
+            events.append(("device.locked", user.merging(registration) { a, _ in a }))
+            events.append(("lockout.started", user.merging(registration) { a, _ in a }.merging(["kind": .string("device"), "passkeyId": .null]) { a, _ in a }))
+        case .registrationInvalidated: events.append(("device.invalidated", user.merging(registration) { a, _ in a }))
+        case .passkeyAdded: events.append(("passkey.registered", user.merging(passkey) { a, _ in a }))
+        case .passkeyRemoved: events.append(("passkey.deleted", user.merging(passkey) { a, _ in a }))
+        case .passkeyLocked:
+            events.append(("lockout.started", user.merging(passkey) { a, _ in a }.merging(["kind": .string("passkey"), "registrationId": .null]) { a, _ in a }))
+        case .pinDisabled:
+            events.append(("lockout.started", user.merging(registration) { a, _ in a }.merging(["kind": .string("pin"), "passkeyId": .null]) { a, _ in a }))
+        case .confirmationApproved: events.append(("confirmation.approved", user))
+        case .confirmationDeclined: events.append(("confirmation.declined", user))
+        case .signingKeyRotated, .signingKeyCreated: events.append(("signing_key.rotated", [:]))
+        default: break
+        }
+        return events.map { name, data in
+            Self.event(name, data: data.merging(extra) { _, new in new }, at: record.occurredAt, randomBytes: randomBytes)
+        }
+    }
+
+    /// One outbox event of type `name`.
+    static func event(_ name: String, data: [String: WebhookValue], at: Date, randomBytes: (Int) -> [UInt8]) -> WebhookOutboxEvent {
+        let event = WebhookEvent(id: WebhookEvent.newId(randomBytes: randomBytes), type: name, timestamp: at, data: data)
+        return WebhookOutboxEvent(id: event.id, type: name, payload: String(decoding: event.body(), as: UTF8.self), createdAt: at)
+    }
+}
