@@ -199,6 +199,7 @@ func makeFeatures(
         ConfirmationsFeature(core: core, passkeys: passkeys.service),
         TokensFeature(core: core),
         OpenIDFeature(core: core, passkeys: passkeys.service),
+        WebhooksFeature(core: core, keyEncryptionKey: keyEncryptionKey),
     ]
 }
 

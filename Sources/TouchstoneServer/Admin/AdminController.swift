@@ -18,6 +18,7 @@ struct AdminController {
         let admin = router.group("/v1/admin").add(middleware: AdminAuthenticator(store: self.store))
         admin.get("/users", use: self.users)
         admin.get("/users/:id", use: self.user)
+        admin.delete("/users/:id", use: self.deleteUser)
         admin.post("/users/:id/sign-out", use: self.signOutEverywhere)
         admin.delete("/registrations/:id", use: self.revokeRegistration)
         admin.delete("/passkeys/:id", use: self.removePasskey)
@@ -81,6 +82,18 @@ struct AdminController {
                 requireDeviceBoundPasskeys: user.requireDeviceBoundPasskeys
             )
         )
+    }
+
+    /// `DELETE /v1/admin/users/{id}`: deletes the account with its sessions, devices, passkeys, confirmations and
+    /// OpenID grants; the audit trail keeps its events, and `user.deleted` is announced in the same transaction.
+    @Sendable func deleteUser(request: Request, context: Context) async throws -> HTTPResponse.Status {
+        let id = try context.parameters.require("id")
+        guard try await self.audit.commit(self.audit.event(.userDeleted, userId: id, reason: self.actor(context)), when: { tx in
+            try await tx.deleteUser(id: id)
+        }) else {
+            throw APIError.userNotFound
+        }
+        return .noContent
     }
 
     struct SignedOut: Encodable { var revokedSessions: Int }

@@ -118,6 +118,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var tokens = TokenSettings()
     /// Authenticator metadata (FIDO Metadata Service) for passkey registrations.
     public var metadata = AuthenticatorMetadataSettings()
+    /// Webhook destinations and delivery.
+    public var webhooks = WebhookSettings()
 
     public init() {}
 
@@ -208,6 +210,7 @@ public struct TouchstoneConfiguration: Sendable {
             throw ConfigurationError("TOUCHSTONE_REQUIRE_ANDROID_KEY_ATTESTATION", "true without TOUCHSTONE_ANDROID_APPS")
         }
         try self.tokens.read(environment)
+        try self.webhooks.read(environment)
         if let value = environment["TOUCHSTONE_LOG_FORMAT"] {
             guard let format = LogFormat(rawValue: value) else { throw ConfigurationError("TOUCHSTONE_LOG_FORMAT", value) }
             self.logFormat = format

@@ -22,6 +22,9 @@ public struct TouchstoneDependencies: Sendable {
     /// Posts an `application/x-www-form-urlencoded` body to a URL and answers the HTTP status: how back-channel logout
     /// tokens leave (nil: over HTTP; tests record them instead).
     public var postForm: (@Sendable (_ url: String, _ body: String) async throws -> Int)? = nil
+    /// Posts a webhook and answers what came of it: how webhooks leave (nil: over HTTP with the SSRF checks of
+    /// `WebhookPoster`; tests receive them instead).
+    public var postWebhook: (@Sendable (WebhookPost) async -> WebhookPostResult)? = nil
 
     public init(
         now: @escaping @Sendable () -> Date,

@@ -1,4 +1,5 @@
 public import Foundation
+import TouchstoneWebhooks
 public import HTTPTypes
 public import Hummingbird
 import TouchstoneWebAuthn
@@ -208,6 +209,14 @@ extension APIError {
     )
     static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
     static let clientNotFound = APIError(.notFound, code: "client_not_found", message: "no such client")
+    static let webhookNotFound = APIError(.notFound, code: "webhook_not_found", message: "no such webhook endpoint")
+    static let webhookDeliveryNotFound = APIError(.notFound, code: "delivery_not_found", message: "this endpoint has no such event")
+    static let webhookDisabled = APIError(
+        .conflict,
+        code: "webhook_disabled",
+        message: "this webhook endpoint is disabled; enable it first (PATCH {\"enabled\": true})"
+    )
+    static func invalidWebhook(_ error: WebhookError) -> APIError { .init(.badRequest, code: error.code.rawValue, message: error.message) }
     static let grantNotFound = APIError(.notFound, code: "grant_not_found", message: "you have not allowed this client anything")
     static let publicClientHasNoSecret = APIError(
         .conflict,

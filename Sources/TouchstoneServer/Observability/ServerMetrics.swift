@@ -178,6 +178,16 @@ public final class ServerMetrics: Sendable {
         Gauge(label: "touchstone_mds_next_update_timestamp_seconds", factory: self.factory).record(nextUpdate.timeIntervalSince1970)
     }
 
+    /// A webhook attempt ended: `delivered`, `retrying` (failed, tried again later) or `failed` (the round is over).
+    func webhookAttempt(outcome: String) {
+        Counter(label: "touchstone_webhook_deliveries_total", dimensions: [("outcome", outcome)], factory: self.factory).increment()
+    }
+
+    /// An endpoint the server disabled after failing for a whole retry round.
+    func webhookEndpointDisabled() {
+        Counter(label: "touchstone_webhook_endpoints_disabled_total", factory: self.factory).increment()
+    }
+
     // MARK: Scrape
 
     /// The exposition text, with the process and database gauges read now.
@@ -190,6 +200,11 @@ public final class ServerMetrics: Sendable {
             available = false
         }
         Gauge(label: "touchstone_db_up", factory: self.factory).record(available ? 1 : 0)
+        if available, let queue = try? await store.webhookQueueStatistics() {
+            Gauge(label: "touchstone_webhook_queue_depth", factory: self.factory).record(queue.pending)
+            let age = queue.oldestPendingAt.map { max(0, now.timeIntervalSince($0)) } ?? 0
+            Gauge(label: "touchstone_webhook_oldest_pending_seconds", factory: self.factory).record(age)
+        }
         Gauge(label: "touchstone_uptime_seconds", factory: self.factory).record(max(0, now.timeIntervalSince(self.startedAt)))
         let process = ProcessStatistics.current()
         if let resident = process.residentBytes {
@@ -223,6 +238,10 @@ public final class ServerMetrics: Sendable {
         ("touchstone_sqlite_commit_duration_seconds", "histogram", "SQLite group-commit COMMIT time, the fsync included."),
         ("touchstone_sqlite_commit_batch_size", "histogram", "Operations made durable by one SQLite group commit."),
         ("touchstone_sqlite_checkpoint_duration_seconds", "histogram", "SQLite WAL checkpoints run beside the writer: copying the log back into the database file."),
+        ("touchstone_webhook_deliveries_total", "counter", "Webhook delivery attempts, by outcome (delivered, retrying, failed)."),
+        ("touchstone_webhook_endpoints_disabled_total", "counter", "Webhook endpoints disabled after failing for a whole retry round."),
+        ("touchstone_webhook_queue_depth", "gauge", "Webhook messages waiting to be delivered (every instance's)."),
+        ("touchstone_webhook_oldest_pending_seconds", "gauge", "Age of the oldest webhook message waiting to be delivered."),
         ("touchstone_mds_refreshes_total", "counter", "Authenticator metadata (FIDO MDS) refreshes from the source, by outcome."),
         ("touchstone_mds_blob_number", "gauge", "Serial number of the authenticator metadata BLOB in use."),
         ("touchstone_mds_next_update_timestamp_seconds", "gauge", "When the metadata BLOB in use is due to be replaced (Unix time)."),

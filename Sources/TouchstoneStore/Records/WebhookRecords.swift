@@ -78,6 +78,8 @@ public struct WebhookMessageRecord: Sendable, Hashable {
     public var attempts: Int
     /// Attempts since the round began (creation, or a retry asked for by an operator): what the schedule counts.
     public var roundAttempts: Int
+    /// When the round began.
+    public var roundStartedAt: Date
     public var nextAttemptAt: Date?
     public var deliveredAt: Date?
     public var lastStatus: Int?

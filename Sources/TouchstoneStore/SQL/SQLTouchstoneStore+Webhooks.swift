@@ -316,6 +316,7 @@ extension WebhookMessageRecord {
             state: try row.enumValue("state", as: State.self),
             attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
             roundAttempts: Int(try row.decode(column: "round_attempts", as: Int64.self)),
+            roundStartedAt: try row.date("round_started_at"),
             nextAttemptAt: try row.optionalDate("next_attempt_at"),
             deliveredAt: try row.optionalDate("delivered_at"),
             lastStatus: try row.decode(column: "last_status", as: Int64?.self).map(Int.init),
