@@ -284,6 +284,7 @@ let package = Package(
                 "TouchstoneTesting",
                 "TouchstoneAuth",
                 "TouchstoneConfirmation",
+                "TouchstoneWebhooks",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 "TouchstoneWebAuthn",

@@ -48,6 +48,7 @@ public enum TestServer {
         configuration: TouchstoneConfiguration = TestServer.configuration(),
         clock: ManualClock = ManualClock(),
         postForm: (@Sendable (String, String) async throws -> Int)? = nil,
+        postWebhook: (@Sendable (WebhookPost) async -> WebhookPostResult)? = nil,
         _ body: @Sendable (any TestClientProtocol, String, any TouchstoneStore) async throws -> Void
     ) async throws {
         guard case .sqliteFile(let path) = configuration.database else {
@@ -56,7 +57,7 @@ public enum TestServer {
         let store = try await SQLTouchstoneStore.sqlite(.file(path: path), logger: Logger(label: "test"))
         try await store.migrate()
         let (key, _) = try await AdminKeys.create(name: "ops", store: store)
-        try await Self.run(setup, configuration: configuration, clock: clock, store: store, postForm: postForm) { client in
+        try await Self.run(setup, configuration: configuration, clock: clock, store: store, postForm: postForm, postWebhook: postWebhook) { client in
             try await body(client, key, store)
         }
     }
@@ -68,11 +69,13 @@ public enum TestServer {
         clock: ManualClock = ManualClock(),
         store: (any TouchstoneStore)? = nil,
         postForm: (@Sendable (String, String) async throws -> Int)? = nil,
+        postWebhook: (@Sendable (WebhookPost) async -> WebhookPostResult)? = nil,
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         defer { Self.removeDatabase(of: configuration) }
         var dependencies = dependencies(clock: clock, store: store)
         dependencies.postForm = postForm
+        dependencies.postWebhook = postWebhook
         let app = try await buildApplication(configuration: configuration, dependencies: dependencies)
         return try await app.test(setup, body)
     }
