@@ -83,20 +83,21 @@ public struct WebhookEventType: Sendable, Hashable {
     /// The type called `name`, among ``all`` (not the test event).
     public static func named(_ name: String) -> WebhookEventType? { Self.all.first { $0.name == name } }
 
-    /// Checks an endpoint's subscription: known type names, none twice; empty means every type.
+    /// Checks an endpoint's subscription: known type names, none twice; empty, or `*` among them, means every type.
     ///
     /// - Returns: the names, in the catalogue's order, or `["*"]` for every type.
     public static func subscription(_ names: [String]) throws(WebhookError) -> [String] {
-        guard !names.isEmpty, names != [Self.everyType] else { return [Self.everyType] }
-        guard names.count <= Self.all.count else { throw .invalidEventType("at most \(Self.all.count) event types, each once") }
+        guard !names.isEmpty else { return [Self.everyType] }
+        guard names.count <= Self.all.count + 1 else { throw .invalidEventType("at most \(Self.all.count) event types, each once") }
         var seen = Set<String>()
         for name in names {
-            guard Self.named(name) != nil else {
+            guard seen.insert(name).inserted else { throw .invalidEventType("the event type '\(name)' is named twice") }
+            guard name == Self.everyType || Self.named(name) != nil else {
                 let shown = name.unicodeScalars.prefix(60).filter { $0.value >= 0x20 && $0.value != 0x7f }.map(String.init).joined()
                 throw .invalidEventType("unknown event type '\(shown)'; GET /v1/admin/webhooks/event-types lists them")
             }
-            guard seen.insert(name).inserted else { throw .invalidEventType("the event type '\(name)' is named twice") }
         }
-        return Self.all.map(\.name).filter(seen.contains)
+        // `*` among other names still means every type.
+        return names.contains(Self.everyType) ? [Self.everyType] : Self.all.map(\.name).filter(seen.contains)
     }
 }

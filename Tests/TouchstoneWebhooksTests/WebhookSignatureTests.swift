@@ -70,6 +70,8 @@ struct WebhookEventTests {
     @Test func subscriptionsNameKnownTypesOnce() throws {
         #expect(try WebhookEventType.subscription([]) == ["*"])
         #expect(try WebhookEventType.subscription(["*"]) == ["*"])
+        #expect(try WebhookEventType.subscription(["user.created", "*"]) == ["*"])
+        #expect(throws: WebhookError.self) { try WebhookEventType.subscription(["*", "*"]) }
         #expect(try WebhookEventType.subscription(["device.revoked", "user.created"]) == ["user.created", "device.revoked"])
         #expect(throws: WebhookError.invalidEventType("unknown event type 'device.exploded'; GET /v1/admin/webhooks/event-types lists them")) {
             try WebhookEventType.subscription(["device.exploded"])
