@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TouchstoneServer
 import TouchstoneTesting
+import TouchstoneWebhooks
 
 /// `/v1/admin/webhooks` (issue #32): endpoints through the admin API, with every error code.
 struct WebhookAdminTests {
@@ -104,6 +105,19 @@ struct WebhookAdminTests {
             #expect(try await client.request(.get, "/v1/admin/webhooks", token: "not-a-key").errorCode == "admin_key_required")
             let noUser = try await client.request(.delete, "/v1/admin/users/nope", token: key)
             #expect(noUser.status == .notFound && noUser.errorCode == "user_not_found")
+        }
+    }
+}
+
+/// docs/webhooks.md describes every event type of the catalogue with every field of its `data`.
+struct WebhookDocsTests {
+    @Test func everyEventTypeAndFieldIsDocumented() throws {
+        let text = try String(contentsOf: ConfigurationDocsTests.root.appendingPathComponent("docs/webhooks.md"), encoding: .utf8)
+        for type in WebhookEventType.all + [WebhookEventType.test] {
+            let row = try #require(text.split(separator: "\n").first { $0.hasPrefix("| `\(type.name)` |") }, "\(type.name) has no row")
+            for field in type.data.map(\.field) {
+                #expect(row.contains("`\(field)`"), "\(type.name): \(field) is not documented")
+            }
         }
     }
 }
