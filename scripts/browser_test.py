@@ -13,6 +13,8 @@ without having run the browser.
 Usage: scripts/browser_test.py [path/to/touchstone] [screenshot.png]
 """
 import base64
+import http.server as http_server
+import threading
 import json
 import os
 import shutil
@@ -370,6 +372,57 @@ def admin_console(browser, origin, admin_key, email, screenshot_path):
     wait_for("the deletion", lambda: "Console App" not in browser.text("client-list"))
     print("admin console: registered an OpenID client, saw its secret once, rotated it, deleted it")
 
+    # Webhooks: add an endpoint for a receiver of this script's (its secret shown once), send a test event, see the
+    # delivery in the history, disable the endpoint, delete it.
+    received = []
+
+    class Receiver(http_server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(self.headers.get("webhook-id"))
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    receiver = http_server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hook = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    browser.click(".tab[data-tab=webhooks]")
+    wait_for("the webhooks page", lambda: browser.visible("webhooks") and browser.script(
+        "return document.querySelectorAll('.webhook-type').length") >= 14)
+    labels = {css: browser.call("GET", f"/element/{browser.element(css)}/computedlabel")
+              for css in ["#webhook-url", "#webhook-description", ".webhook-type[value='device.revoked']"]}
+    if labels != {"#webhook-url": "URL", "#webhook-description": "Description", ".webhook-type[value='device.revoked']": "device.revoked"}:
+        fail(f"the webhook form's accessible names: {labels}")
+    browser.type("#webhook-url", hook)
+    browser.type("#webhook-description", "Console receiver")
+    browser.click(".webhook-type[value='device.revoked']")
+    browser.click("#webhook-form button[type=submit]")
+    wait_for("the new endpoint and its secret", lambda: hook in browser.text("webhook-list")
+             and browser.text("webhook-secret-value").startswith("whsec_"))
+    endpoints = http("GET", f"{origin}/v1/admin/webhooks", token=admin_key)["endpoints"]
+    if [(e["url"], e["events"]) for e in endpoints] != [(hook, ["device.revoked"])]:
+        fail(f"the server does not have the endpoint: {endpoints}")
+    endpoint_id = endpoints[0]["id"]
+    click_in = lambda label: browser.script(  # noqa: E731
+        f"[...document.querySelectorAll('[data-webhook=\"{endpoint_id}\"] button')].find(b => b.textContent === '{label}').click(); return true")
+    click_in("Send test")
+    wait_for("the test event at the receiver", lambda: received)
+    click_in("Deliveries")
+    wait_for("the delivery in the history", lambda: received[0] in browser.text("webhook-delivery-table")
+             and "delivered" in browser.text("webhook-delivery-table"))
+    click_in("Disable")
+    wait_for("the disabled endpoint", lambda: "disabled" in browser.text("webhook-list"))
+    if http("GET", f"{origin}/v1/admin/webhooks/{endpoint_id}", token=admin_key)["enabled"]:
+        fail("the endpoint was not disabled")
+    click_in("Delete")
+    browser.accept_alert()
+    wait_for("the deletion", lambda: hook not in browser.text("webhook-list"))
+    receiver.shutdown()
+    print("admin console: added a webhook endpoint, sent a test event it received, saw it delivered, disabled and deleted it")
+
     # The audit export: every event of the user as JSON Lines (the download's blob is captured as it is made).
     browser.click(".tab[data-tab=audit]")
     browser.type("#audit-user", user_id)
@@ -417,7 +470,8 @@ def main():
          "--rp-id", "localhost", "--origin", origin],
         stdout=server_log, stderr=subprocess.STDOUT,
         env={**os.environ, "TOUCHSTONE_MDS_FILE": os.path.join(work, "mds.jwt"),
-             "TOUCHSTONE_MDS_ROOTS": os.path.join(work, "mds-root.pem")},
+             "TOUCHSTONE_MDS_ROOTS": os.path.join(work, "mds-root.pem"),
+             "TOUCHSTONE_WEBHOOKS_ALLOW_PRIVATE": "loopback"},
     )
     driver = subprocess.Popen([chromedriver, f"--port={driver_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     driver_url = f"http://127.0.0.1:{driver_port}"

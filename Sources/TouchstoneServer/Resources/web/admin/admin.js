@@ -97,6 +97,7 @@
     if (name === "dashboard") await loadDashboard();
     if (name === "policy") await loadPolicy();
     if (name === "clients") await loadClients();
+    if (name === "webhooks") await loadWebhooks();
     if (name === "audit") await loadAudit(true);
   }
 
@@ -250,6 +251,100 @@
       else $("client-secret").hidden = true;
       status(`${created.name} registered: client id ${created.clientId}.`);
       await loadClients();
+    });
+  }
+
+  // MARK: Webhooks
+
+  function showWebhookSecret(endpoint, secret) {
+    $("webhook-secret-url").textContent = endpoint.url;
+    $("webhook-secret-value").textContent = secret;
+    $("webhook-secret").hidden = false;
+  }
+
+  async function loadWebhooks() {
+    const [{ endpoints }, { eventTypes }] = await Promise.all([
+      api("GET", "/v1/admin/webhooks"), api("GET", "/v1/admin/webhooks/event-types"),
+    ]);
+    const legend = $("webhook-types").querySelector("legend");
+    $("webhook-types").replaceChildren(legend, ...eventTypes.filter((type) => type.type !== "webhook.test").map((type) =>
+      element("label", { class: "check", title: type.summary },
+        element("input", { type: "checkbox", className: "webhook-type", value: type.type }), type.type)));
+    $("webhook-list").replaceChildren(...(endpoints.length ? endpoints.map((endpoint) => {
+      const path = `/v1/admin/webhooks/${encodeURIComponent(endpoint.id)}`;
+      const item = element("li", { "data-webhook": endpoint.id },
+        element("span", {}, endpoint.url, " ",
+          element("small", {}, [endpoint.id, endpoint.events.join(", "), endpoint.description].filter(Boolean).join(" · "))),
+        badge(endpoint.enabled ? "enabled" : `disabled${endpoint.disabledReason ? ` (${endpoint.disabledReason})` : ""}`,
+          endpoint.enabled ? "active" : "locked"));
+      const button = (label, perform) => {
+        const node = element("button", { type: "button" }, label);
+        node.addEventListener("click", () => attempt(perform));
+        return node;
+      };
+      item.append(button("Deliveries", () => showDeliveries(endpoint)));
+      if (endpoint.enabled) {
+        item.append(button("Send test", async () => {
+          const queued = await api("POST", `${path}/test`);
+          status(`Test event ${queued.eventId} queued for ${endpoint.url}.`);
+        }));
+      }
+      item.append(button(endpoint.enabled ? "Disable" : "Enable", async () => {
+        await api("PATCH", path, { enabled: !endpoint.enabled });
+        status(`${endpoint.url} ${endpoint.enabled ? "disabled" : "enabled"}.`);
+        await loadWebhooks();
+      }));
+      item.append(action("Rotate secret", `Give ${endpoint.url} a new secret? The old one keeps signing beside it for 24 hours.`, async () => {
+        const rotated = await api("POST", `${path}/rotate-secret`);
+        showWebhookSecret(endpoint, rotated.secret);
+        status(`New secret for ${endpoint.url}.`);
+      }));
+      item.append(action("Delete", `Delete the endpoint ${endpoint.url} with its queued events?`, async () => {
+        await api("DELETE", path);
+        $("webhook-secret").hidden = true;
+        $("webhook-deliveries").hidden = true;
+        status(`${endpoint.url} deleted.`);
+        await loadWebhooks();
+      }, "danger"));
+      return item;
+    }) : [element("li", {}, element("span", {}, "No webhook endpoint is registered."))]));
+  }
+
+  async function showDeliveries(endpoint) {
+    const path = `/v1/admin/webhooks/${encodeURIComponent(endpoint.id)}`;
+    const { deliveries } = await api("GET", `${path}/deliveries?limit=50`);
+    $("webhook-deliveries-url").textContent = endpoint.url;
+    $("webhook-delivery-table").querySelector("tbody").replaceChildren(...deliveries.map((delivery) => {
+      const retry = element("button", { type: "button" }, "Send again");
+      retry.setAttribute("aria-label", `Send ${delivery.type} ${delivery.eventId} again`);
+      retry.addEventListener("click", () => attempt(async () => {
+        await api("POST", `${path}/deliveries/${encodeURIComponent(delivery.eventId)}/retry`);
+        status(`${delivery.eventId} queued again.`);
+        await showDeliveries(endpoint);
+      }));
+      const attempts = delivery.attempts.map((attempt) =>
+        `${attempt.number}: ${attempt.status ?? "no answer"} in ${attempt.latencyMs} ms${attempt.error ? ` (${attempt.error})` : ""}`);
+      return element("tr", { "data-event": delivery.eventId },
+        element("td", {}, when(delivery.createdAt)),
+        element("td", {}, delivery.type, " ", element("small", {}, delivery.eventId)),
+        element("td", {}, badge(delivery.state, delivery.state === "delivered" ? "success" : delivery.state === "failed" ? "failure" : "")),
+        element("td", { class: "detail" }, attempts.join("; ") || (delivery.nextAttemptAt ? `next at ${when(delivery.nextAttemptAt)}` : "")),
+        element("td", {}, retry));
+    }));
+    $("webhook-deliveries").hidden = false;
+  }
+
+  async function createWebhook(event) {
+    event.preventDefault();
+    await attempt(async () => {
+      const events = [...document.querySelectorAll(".webhook-type:checked")].map((box) => box.value);
+      const created = await api("POST", "/v1/admin/webhooks", {
+        url: $("webhook-url").value.trim(), events, description: $("webhook-description").value.trim(),
+      });
+      $("webhook-form").reset();
+      showWebhookSecret(created, created.secret);
+      status(`Endpoint ${created.id} added for ${created.url}.`);
+      await loadWebhooks();
     });
   }
 
@@ -463,6 +558,7 @@
     $("user-device-bound").addEventListener("change", changeDeviceBound);
     $("policy-form").addEventListener("submit", savePolicy);
     $("client-form").addEventListener("submit", createClient);
+    $("webhook-form").addEventListener("submit", createWebhook);
     $("audit-form").addEventListener("submit", (event) => { event.preventDefault(); loadAudit(true); });
     $("audit-more").addEventListener("click", () => loadAudit(false));
     $("audit-export").addEventListener("click", exportAudit);
