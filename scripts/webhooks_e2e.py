@@ -185,6 +185,38 @@ def sqlite_scenarios(binary, work, receiver_port):
         http("DELETE", f"{server.origin}/v1/admin/webhooks/{redirecting['id']}", token=key)
         print("webhooks e2e: a redirect was not followed", flush=True)
 
+        # A receiver that answers garbage, and one that accepts the connection and never answers: failed attempts,
+        # the server unharmed.
+        garbage = socket.socket()
+        garbage.bind(("127.0.0.1", 0))
+        garbage.listen(8)
+
+        def answer_garbage():
+            while True:
+                try:
+                    connection, _ = garbage.accept()
+                except OSError:
+                    return
+                connection.recv(65536)
+                connection.sendall(b"\x00\xffnot HTTP at all\r\n\r\n" * 100)
+                connection.close()
+
+        threading.Thread(target=answer_garbage, daemon=True).start()
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # accepted by the kernel, never read or answered
+        for name, port in [("garbage", garbage.getsockname()[1]), ("silence", silent.getsockname()[1])]:
+            bad = http("POST", f"{server.origin}/v1/admin/webhooks", {"url": f"http://127.0.0.1:{port}/hook"}, token=key)
+            http("POST", f"{server.origin}/v1/admin/webhooks/{bad['id']}/test", token=key)
+            wait_for(f"the {name} attempt", lambda: (deliveries(server.origin, key, bad["id"])[0]["attempts"] or [None])[0], timeout=30)
+            attempt = deliveries(server.origin, key, bad["id"])[0]["attempts"][0]
+            expect(attempt["status"] is None and attempt["error"], f"{name}: {attempt}")
+            http("DELETE", f"{server.origin}/v1/admin/webhooks/{bad['id']}", token=key)
+            print(f"webhooks e2e: a receiver answering with {name} failed the attempt: {attempt['error']}", flush=True)
+        garbage.close()
+        silent.close()
+        expect(http("GET", f"{server.origin}/health").get("status") == "ok", "the server is unwell after bad receivers")
+
         # Rotation: both secrets sign for a day, each verifies alone.
         rotated = json.loads(cli(binary, env, "webhooks", "rotate-secret", endpoint["id"], "--database", database).stdout)
         shown = json.loads(cli(binary, env, "webhooks", "secret", endpoint["id"], "--database", database).stdout)

@@ -73,6 +73,8 @@ final class WebhookPoster: Sendable {
             }
         } catch let error as HTTPClientError {
             return .failed(Self.describe(error))
+        } catch let error as HTTPParserError {
+            return .failed("the answer is not HTTP: \(error)")
         } catch {
             return .failed("connection failed: \(Self.shortDescription(error))")
         }
