@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Webhooks end to end: the real binary, a receiver that verifies every message with the `standardwebhooks` library
-(the Standard Webhooks project's own, from PyPI), and the failures the outbox must survive.
+(the Standard Webhooks project's own, from PyPI) and with Svix's `svix` library, and the failures the outbox must
+survive.
 
 Checked, on SQLite: an endpoint made with the CLI while the server runs is used; a sign-up's `user.created` and
 `session.created` arrive signed (verified by the library), without secrets; a receiver that is down for a while gets
@@ -26,6 +27,7 @@ import time
 import urllib.parse
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+from svix.webhooks import Webhook as SvixWebhook, WebhookVerificationError as SvixVerificationError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_test import free_port, http, wait_for  # noqa: E402
@@ -63,6 +65,11 @@ class Receiver(httpserver.BaseHTTPRequestHandler):
         for index, secret in enumerate(Receiver.secrets):
             try:
                 Webhook(secret).verify(body, headers)
+                # The Svix library reads the same headers and scheme: it must agree.
+                try:
+                    SvixWebhook(secret).verify(body, headers)
+                except SvixVerificationError:
+                    continue
                 verified.append(index)
             except WebhookVerificationError:
                 pass

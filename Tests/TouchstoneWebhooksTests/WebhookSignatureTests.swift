@@ -62,6 +62,28 @@ struct WebhookEventTests {
             == #"{"data":{"passkeyId":null,"registrationId":"r/1","userId":"u1"},"timestamp":"2025-11-26T09:42:46.123Z","type":"device.revoked"}"#)
     }
 
+    @Test func stringsAreEscapedAsJSONAndParseBack() throws {
+        let tricky = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} é 🔑"
+        let event = WebhookEvent(
+            id: "msg_1", type: "user.created", timestamp: Date(timeIntervalSince1970: 0),
+            data: ["email": .string(tricky), "ids": .strings(["a", "b\""]), "count": .integer(-3), "flag": .bool(true)])
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(event.body())) as? [String: Any])
+        let data = try #require(parsed["data"] as? [String: Any])
+        #expect(data["email"] as? String == tricky)
+        #expect(data["ids"] as? [String] == ["a", "b\""])
+        #expect(data["count"] as? Int == -3 && data["flag"] as? Bool == true)
+        #expect(parsed["timestamp"] as? String == "1970-01-01T00:00:00.000Z")
+    }
+
+    @Test(arguments: [-11_676_096_000.0, -1.5, 0, 951_782_400.999, 1_709_164_800.5, 4_102_444_799.999, 253_402_300_799.0])
+    func timestampsMatchFoundationsFormatter(_ seconds: Double) {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        let date = Date(timeIntervalSince1970: (seconds * 1000).rounded(.down) / 1000)
+        #expect(WebhookEvent.rfc3339(date) == formatter.string(from: date), "\(seconds)")
+    }
+
     @Test func idsAreMsgAndBase64URL() {
         let id = WebhookEvent.newId { Array(repeating: 0xff, count: $0) }
         #expect(id == "msg_" + String(repeating: "_", count: 21) + "w")

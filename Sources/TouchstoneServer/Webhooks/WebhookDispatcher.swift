@@ -79,7 +79,8 @@ final class WebhookDispatcher: Sendable {
     /// The service's loop: once a second, workers for the endpoints that have none; hourly, the purge of old
     /// history. Ends with the server; a worker in flight is cancelled (its leases run out, nothing is lost).
     func run() async {
-        await withTaskGroup(of: Void.self) { group in
+        // A discarding group: the workers' ends are not kept (the loop runs for the server's lifetime).
+        await withDiscardingTaskGroup { group in
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 do {
                     let endpoints = try await self.store.dueWebhookEndpoints(now: self.now(), limit: Self.maximumWorkers)
