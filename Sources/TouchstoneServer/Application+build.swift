@@ -97,7 +97,16 @@ public func buildApplication(
     )
     await metadata.refresh(download: false)
     let decoyKey = await loadDecoyKey(store: store, dependencies: dependencies, logger: logger)
-    let audit = AuditLog(store: store, secrets: Secrets(randomBytes: dependencies.randomBytes), now: dependencies.now, logger: logger, metrics: metrics)
+    let subscriptions = WebhookSubscriptions()
+    await subscriptions.refresh(from: store, logger: logger)
+    let audit = AuditLog(
+        store: store,
+        secrets: Secrets(randomBytes: dependencies.randomBytes),
+        now: dependencies.now,
+        logger: logger,
+        metrics: metrics,
+        subscriptions: subscriptions
+    )
     let ring: SigningKeyRing
     do {
         ring = try await openSigningKeyRing(

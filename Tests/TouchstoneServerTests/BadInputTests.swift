@@ -148,6 +148,7 @@ struct FailingStore: TouchstoneStore {
     func webhookDeliveries(endpointId: String, limit: Int) async throws -> [(WebhookMessageRecord, [WebhookAttemptRecord])] { throw self.error }
     func retryWebhookMessage(endpointId: String, eventId: String, at: Date) async throws -> Bool { throw self.error }
     func webhookQueueStatistics() async throws -> WebhookQueueStatistics { throw self.error }
+    func webhookSubscribedTypes() async throws -> Set<String> { throw self.error }
     func purgeWebhookMessages(before cutoff: Date) async throws -> Int { throw self.error }
     func deleteUser(id: String) async throws -> Bool { throw self.error }
     func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws { throw self.error }

@@ -460,6 +460,9 @@ public struct ComposedStore: TouchstoneStore {
     public func retryWebhookMessage(endpointId: String, eventId: String, at: Date) async throws -> Bool {
         try await self.webhooks.retryWebhookMessage(endpointId: endpointId, eventId: eventId, at: at)
     }
+    public func webhookSubscribedTypes() async throws -> Set<String> {
+        try await self.webhooks.webhookSubscribedTypes()
+    }
     public func webhookQueueStatistics() async throws -> WebhookQueueStatistics {
         try await self.webhooks.webhookQueueStatistics()
     }

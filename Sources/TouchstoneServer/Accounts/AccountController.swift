@@ -54,12 +54,12 @@ struct AccountController {
         )
         // The account, its event and its first session commit together or not at all (one unit of work).
         var created = self.audit.event(.userCreated, userId: user.id, webhookData: ["email": .string(user.email)])
-        created.webhooks.append(
-            self.audit.webhook(
-                "session.created",
-                data: ["userId": .string(user.id), "method": .string("sign_up"), "registrationId": .null, "passkeyId": .null]
-            )
-        )
+        if let session = self.audit.webhook(
+            "session.created",
+            data: ["userId": .string(user.id), "method": .string("sign_up"), "registrationId": .null, "passkeyId": .null]
+        ) {
+            created.webhooks.append(session)
+        }
         let event = created
         let (token, session) = self.sessions.make(for: user, method: .password)
         do {

@@ -77,6 +77,8 @@ struct AuditLog: Sendable {
     let logger: Logger
     /// Counts stored events (``ServerMetrics/observe(_:)``); nil outside the server (the CLI).
     let metrics: ServerMetrics?
+    /// Which webhook types have a subscriber; nil (the CLI): every type is announced.
+    let subscriptions: WebhookSubscriptions?
     /// Orders the events of one instance that share a millisecond: ids start with this counter.
     private let sequence = NIOLockedValueBox<UInt64>(0)
 
@@ -85,9 +87,11 @@ struct AuditLog: Sendable {
         secrets: Secrets,
         now: @escaping @Sendable () -> Date,
         logger: Logger,
-        metrics: ServerMetrics? = nil
+        metrics: ServerMetrics? = nil,
+        subscriptions: WebhookSubscriptions? = nil
     ) {
         self.metrics = metrics
+        self.subscriptions = subscriptions
         self.store = store
         self.secrets = secrets
         self.now = now
@@ -171,14 +175,17 @@ struct AuditLog: Sendable {
             userAgent: client.userAgent,
             reason: reason
         )
-        record.webhooks = WebhookEvents.outbox(for: record, type: type, outcome: outcome, extra: webhookData, randomBytes: self.secrets.randomBytes)
+        record.webhooks = WebhookEvents.outbox(
+            for: record, type: type, outcome: outcome, extra: webhookData, randomBytes: self.secrets.randomBytes,
+            announcing: { self.subscriptions?.announces($0) ?? true })
         return record
     }
 
     /// A webhook event of `type` for an audit event stamped now (a second event one change announces: a sign-up's
     /// session).
-    func webhook(_ type: String, data: [String: WebhookValue]) -> WebhookOutboxEvent {
-        WebhookEvents.event(type, data: data, at: self.now(), randomBytes: self.secrets.randomBytes)
+    func webhook(_ type: String, data: [String: WebhookValue]) -> WebhookOutboxEvent? {
+        guard self.subscriptions?.announces(type) ?? true else { return nil }
+        return WebhookEvents.event(type, data: data, at: self.now(), randomBytes: self.secrets.randomBytes)
     }
 
     /// Records a failed attempt on the way to reporting it: the attempt's own error is what the client sees, so a

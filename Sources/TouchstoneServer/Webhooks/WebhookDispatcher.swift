@@ -33,6 +33,7 @@ final class WebhookDispatcher: Sendable {
     /// Endpoints with a worker running in this instance.
     private let active = NIOLockedValueBox<Set<String>>([])
     private let lastPurge = NIOLockedValueBox<Date?>(nil)
+    private let lastSubscriptionRead = NIOLockedValueBox<ContinuousClock.Instant>(.now)
 
     init(
         store: any TouchstoneStore,
@@ -95,6 +96,7 @@ final class WebhookDispatcher: Sendable {
                         }
                     }
                     try await self.purgeIfDue()
+                    await self.refreshSubscriptionsIfDue()
                 } catch {
                     self.logger.warning("webhook dispatcher: \(error)")
                 }
@@ -117,6 +119,19 @@ final class WebhookDispatcher: Sendable {
 
     private func end(_ id: String) {
         _ = self.active.withLockedValue { $0.remove(id) }
+    }
+
+    /// Re-reads which types have subscribers every ``WebhookSubscriptions/refreshInterval`` (changes made by the
+    /// CLI or another instance).
+    private func refreshSubscriptionsIfDue() async {
+        guard let subscriptions = self.audit.subscriptions else { return }
+        let now = ContinuousClock.now
+        let due = self.lastSubscriptionRead.withLockedValue { last in
+            guard now - last >= WebhookSubscriptions.refreshInterval else { return false }
+            last = now
+            return true
+        }
+        if due { await subscriptions.refresh(from: self.store, logger: self.logger) }
     }
 
     private func purgeIfDue() async throws {

@@ -93,6 +93,7 @@ public enum WebhookEndpoints {
             try await tx.insertAuditEvent(event)
         }
         audit.committed([event])
+        await audit.subscriptions?.refresh(from: store, logger: audit.logger)
         return Created(record: record, secret: secret)
     }
 
@@ -137,6 +138,7 @@ public enum WebhookEndpoints {
         let event = audit.event(.webhookEndpointUpdated, reason: "\(actor): endpoint \(id) \(changed.joined(separator: ","))")
         let stored = record
         guard try await audit.commit(event, when: { tx in try await tx.updateWebhookEndpoint(stored) }) else { return nil }
+        await audit.subscriptions?.refresh(from: store, logger: audit.logger)
         return record
     }
 
@@ -146,9 +148,11 @@ public enum WebhookEndpoints {
     }
 
     static func delete(id: String, store: any TouchstoneStore, audit: AuditLog, actor: String) async throws -> Bool {
-        try await audit.commit(audit.event(.webhookEndpointDeleted, reason: "\(actor): endpoint \(id)")) { tx in
+        let deleted = try await audit.commit(audit.event(.webhookEndpointDeleted, reason: "\(actor): endpoint \(id)")) { tx in
             try await tx.deleteWebhookEndpoint(id: id)
         }
+        await audit.subscriptions?.refresh(from: store, logger: audit.logger)
+        return deleted
     }
 
     /// Gives an endpoint a new secret; the old one signs too for ``rotationOverlap``. Nil when there is no such endpoint.

@@ -13,7 +13,8 @@ enum WebhookEvents {
         type: AuditEventType,
         outcome: AuditOutcome,
         extra: [String: WebhookValue],
-        randomBytes: (Int) -> [UInt8]
+        randomBytes: (Int) -> [UInt8],
+        announcing: (String) -> Bool = { _ in true }
     ) -> [WebhookOutboxEvent] {
         let user: [String: WebhookValue] = ["userId": record.userId.map(WebhookValue.string) ?? .null]
         let registration: [String: WebhookValue] = ["registrationId": record.registrationId.map(WebhookValue.string) ?? .null]
@@ -47,7 +48,7 @@ enum WebhookEvents {
         case .signingKeyRotated, .signingKeyCreated: events.append(("signing_key.rotated", [:]))
         default: break
         }
-        return events.map { name, data in
+        return events.filter { announcing($0.0) }.map { name, data in
             Self.event(name, data: data.merging(extra) { _, new in new }, at: record.occurredAt, randomBytes: randomBytes)
         }
     }

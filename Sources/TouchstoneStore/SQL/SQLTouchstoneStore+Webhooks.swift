@@ -259,6 +259,19 @@ extension SQLTouchstoneStore {
         }
     }
 
+    public func webhookSubscribedTypes() async throws -> Set<String> {
+        try await self.executor.withReadOnlyDatabase { db in
+            Set(
+                try await db.raw(
+                    """
+                    SELECT DISTINCT s.event_type FROM webhook_subscriptions s
+                    JOIN webhook_endpoints e ON e.id = s.endpoint_id WHERE e.enabled = 1
+                    """
+                ).all().map { try $0.decode(column: "event_type", as: String.self) }
+            )
+        }
+    }
+
     public func webhookQueueStatistics() async throws -> WebhookQueueStatistics {
         try await self.executor.withReadOnlyDatabase { db in
             let row = try await db.raw(

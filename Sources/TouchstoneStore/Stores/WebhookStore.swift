@@ -35,6 +35,8 @@ public protocol WebhookStore: Sendable {
     func webhookDeliveries(endpointId: String, limit: Int) async throws -> [(WebhookMessageRecord, [WebhookAttemptRecord])]
     /// Queues a message again, now, as a new round (delivered or failed alike); false when there is no such message.
     func retryWebhookMessage(endpointId: String, eventId: String, at: Date) async throws -> Bool
+    /// The event types (or `*`) some enabled endpoint subscribes to.
+    func webhookSubscribedTypes() async throws -> Set<String>
     /// How many messages wait, and since when.
     func webhookQueueStatistics() async throws -> WebhookQueueStatistics
     /// Deletes delivered and failed messages created before `cutoff`; returns how many.

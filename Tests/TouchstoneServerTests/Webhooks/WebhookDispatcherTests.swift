@@ -63,6 +63,37 @@ struct WebhookDispatcherTests {
         try await store.shutdown()
     }
 
+    @Test func typesWithoutASubscriberAreNotAnnounced() async throws {
+        let store = try await SQLTouchstoneStore.sqlite(.memory, logger: Logger(label: "test"))
+        try await store.migrate()
+        let subscriptions = WebhookSubscriptions()
+        #expect(subscriptions.announces("user.created"))  // nothing read yet: every type
+        await subscriptions.refresh(from: store, logger: Logger(label: "test"))
+        #expect(!subscriptions.announces("user.created"))
+        let key = SymmetricKey(size: .bits256)
+        let created = try await WebhookEndpoints.create(
+            url: "https://hooks.example.com/", events: ["device.revoked"], description: "", policy: DestinationPolicy(), keyEncryptionKey: key,
+            store: store)
+        // Made elsewhere (the CLI): seen at the next read.
+        #expect(!subscriptions.announces("device.revoked"))
+        await subscriptions.refresh(from: store, logger: Logger(label: "test"))
+        #expect(subscriptions.announces("device.revoked") && !subscriptions.announces("user.created"))
+        // The audit log of a server with these subscriptions makes webhooks for subscribed types only.
+        let audit = AuditLog(
+            store: store, secrets: Secrets(randomBytes: systemRandom), now: { Date() }, logger: Logger(label: "test"), subscriptions: subscriptions)
+        #expect(audit.event(.registrationRevoked, userId: "u", registrationId: "r").webhooks.map(\.type) == ["device.revoked"])
+        #expect(audit.event(.userCreated, userId: "u").webhooks.isEmpty)
+        #expect(audit.webhook("session.created", data: [:]) == nil)
+        _ = try await WebhookEndpoints.update(id: created.record.id, .init(enabled: false), policy: DestinationPolicy(), store: store)
+        await subscriptions.refresh(from: store, logger: Logger(label: "test"))
+        #expect(!subscriptions.announces("device.revoked"))
+        _ = try await WebhookEndpoints.create(
+            url: "https://all.example.com/", events: [], description: "", policy: DestinationPolicy(), keyEncryptionKey: key, store: store)
+        await subscriptions.refresh(from: store, logger: Logger(label: "test"))
+        #expect(subscriptions.announces("user.created") && subscriptions.announces("signing_key.rotated"))
+        try await store.shutdown()
+    }
+
     @Test func anEndpointThatSucceededMeanwhileStaysEnabled() async throws {
         let clock = ManualClock()
         let (dispatcher, store, id) = try await Self.setUp(post: { post in
