@@ -16,6 +16,11 @@ enum WebhookEvents {
         randomBytes: (Int) -> [UInt8],
         announcing: (String) -> Bool = { _ in true }
     ) -> [WebhookOutboxEvent] {
+        // Most audit events announce nothing, or nothing anyone listens to: decided before anything is built.
+        guard let names = Self.types[type], names.contains(where: announcing) else { return [] }
+        if type == .passwordLogin || type == .biometricLogin || type == .pinLogin || type == .passkeyLogin, outcome != .success {
+            return []
+        }
         let user: [String: WebhookValue] = ["userId": record.userId.map(WebhookValue.string) ?? .null]
         let registration: [String: WebhookValue] = ["registrationId": record.registrationId.map(WebhookValue.string) ?? .null]
         let passkey: [String: WebhookValue] = ["passkeyId": record.passkeyId.map(WebhookValue.string) ?? .null]
@@ -52,6 +57,20 @@ enum WebhookEvents {
             Self.event(name, data: data.merging(extra) { _, new in new }, at: record.occurredAt, randomBytes: randomBytes)
         }
     }
+
+    /// The webhook types each audit type can give (what ``outbox(for:type:outcome:extra:randomBytes:announcing:)``
+    /// builds; a test checks the two agree).
+    static let types: [AuditEventType: [String]] = [
+        .userCreated: ["user.created"], .userDeleted: ["user.deleted"],
+        .passwordLogin: ["session.created"], .biometricLogin: ["session.created"], .pinLogin: ["session.created"],
+        .passkeyLogin: ["session.created"], .passwordChanged: ["password.changed"], .registrationFinished: ["device.enrolled"],
+        .registrationRevoked: ["device.revoked"], .registrationReplaced: ["device.revoked"],
+        .registrationLocked: ["device.locked", "lockout.started"], .registrationInvalidated: ["device.invalidated"],
+        .passkeyAdded: ["passkey.registered"], .passkeyRemoved: ["passkey.deleted"], .passkeyLocked: ["lockout.started"],
+        .pinDisabled: ["lockout.started"], .confirmationApproved: ["confirmation.approved"],
+        .confirmationDeclined: ["confirmation.declined"], .signingKeyRotated: ["signing_key.rotated"],
+        .signingKeyCreated: ["signing_key.rotated"],
+    ]
 
     /// One outbox event of type `name`.
     static func event(_ name: String, data: [String: WebhookValue], at: Date, randomBytes: (Int) -> [UInt8]) -> WebhookOutboxEvent {

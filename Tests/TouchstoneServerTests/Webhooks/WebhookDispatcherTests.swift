@@ -186,3 +186,20 @@ struct WebhookPosterTests {
         }
     }
 }
+
+/// The audit-to-webhook mapping: its table of types agrees with what it builds, and every catalogue type has a source.
+struct WebhookEventsMappingTests {
+    @Test func theTableAgreesWithTheEventsBuilt() {
+        var produced = Set<String>()
+        for type in AuditEventType.allCases {
+            let record = AuditEventRecord(id: "e", occurredAt: Date(), type: type.rawValue, outcome: "success", userId: "u")
+            let built = WebhookEvents.outbox(for: record, type: type, outcome: .success, extra: [:], randomBytes: systemRandom).map(\.type)
+            #expect(built == (WebhookEvents.types[type] ?? []), "\(type.rawValue)")
+            produced.formUnion(built)
+            if type == .passwordLogin {
+                #expect(WebhookEvents.outbox(for: record, type: type, outcome: .failure, extra: [:], randomBytes: systemRandom).isEmpty)
+            }
+        }
+        #expect(produced == Set(WebhookEventType.all.map(\.name)))
+    }
+}
