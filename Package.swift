@@ -100,6 +100,7 @@ let package = Package(
         .target(
             name: "TouchstoneWebhooks",
             dependencies: [
+                "TouchstoneCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -1,4 +1,5 @@
 public import Foundation
+import TouchstoneCrypto
 
 /// A value in an event's `data`: identifiers, names, numbers and flags only, never a secret.
 public enum WebhookValue: Sendable, Hashable, Encodable {
@@ -98,28 +99,8 @@ public struct WebhookEvent: Sendable, Hashable {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// `2026-11-26T09:42:46.123Z`: UTC with milliseconds (the civil date from the day number: H. Hinnant's
-    /// `civil_from_days`).
+    /// `2026-11-26T09:42:46.123Z`: UTC, the time rounded to the millisecond as the store keeps it.
     public static func rfc3339(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let (days, dayMillis) = (millis.quotientAndRemainder(dividingBy: 86_400_000))
-        let day = dayMillis < 0 ? days - 1 : days
-        let rest = dayMillis < 0 ? dayMillis + 86_400_000 : dayMillis
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        let seconds = rest / 1000
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2))."
-            + "\(pad(rest % 1000, 3))Z"
+        RFC3339.string(millis: Int64((date.timeIntervalSince1970 * 1000).rounded()))
     }
 }
