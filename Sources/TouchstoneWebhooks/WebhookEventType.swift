@@ -91,9 +91,10 @@ public struct WebhookEventType: Sendable, Hashable {
         guard names.count <= Self.all.count + 1 else { throw .invalidEventType("at most \(Self.all.count) event types, each once") }
         var seen = Set<String>()
         for name in names {
-            guard seen.insert(name).inserted else { throw .invalidEventType("the event type '\(name)' is named twice") }
+            // What is echoed back is bounded and printable.
+            let shown = name.unicodeScalars.prefix(60).filter { $0.value >= 0x20 && $0.value != 0x7f }.map(String.init).joined()
+            guard seen.insert(name).inserted else { throw .invalidEventType("the event type '\(shown)' is named twice") }
             guard name == Self.everyType || Self.named(name) != nil else {
-                let shown = name.unicodeScalars.prefix(60).filter { $0.value >= 0x20 && $0.value != 0x7f }.map(String.init).joined()
                 throw .invalidEventType("unknown event type '\(shown)'; GET /v1/admin/webhooks/event-types lists them")
             }
         }

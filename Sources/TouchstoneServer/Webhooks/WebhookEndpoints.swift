@@ -34,9 +34,10 @@ public enum WebhookEndpoints {
         }
     }
 
-    /// Checks a description: at most 500 characters, no control characters but line breaks.
+    /// Checks a description: at most 500 characters (Unicode scalars, as the OpenAPI document's `maxLength` counts
+    /// them), no control characters but line feeds.
     static func validate(description: String) throws(WebhookError) -> String {
-        guard description.count <= Self.maximumDescriptionLength else {
+        guard description.unicodeScalars.count <= Self.maximumDescriptionLength else {
             throw .invalidDescription("a description must be at most \(Self.maximumDescriptionLength) characters")
         }
         guard !description.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\n") || (0x7f...0x9f).contains($0.value) }) else {

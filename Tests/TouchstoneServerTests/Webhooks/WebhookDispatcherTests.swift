@@ -63,6 +63,32 @@ struct WebhookDispatcherTests {
         try await store.shutdown()
     }
 
+    @Test func endpointRulesHoldForTheCLIToo() async throws {
+        let store = try await SQLTouchstoneStore.sqlite(.memory, logger: Logger(label: "test"))
+        try await store.migrate()
+        let key = SymmetricKey(size: .bits256)
+        func create(_ description: String) async throws -> WebhookEndpoints.Created {
+            try await WebhookEndpoints.create(
+                url: "https://hooks.example.com/", events: [], description: description, policy: DestinationPolicy(), keyEncryptionKey: key,
+                store: store)
+        }
+        // The CLI passes text the JSON decoder never saw: the description's own rules refuse it.
+        for bad in ["a\u{0007}b", "a\rb", String(repeating: "e\u{301}", count: 251)] {
+            await #expect(throws: WebhookError.self) { try await create(bad) }
+        }
+        let created = try await create("two\nlines")
+        #expect(try WebhookEndpoints.secret(of: created.record, keyEncryptionKey: key) == created.secret)
+        // Another key-encryption key does not open it, and says so.
+        #expect(throws: KeyEncryptionKeyError.self) {
+            try WebhookEndpoints.secret(of: created.record, keyEncryptionKey: SymmetricKey(size: .bits256))
+        }
+        // A sealed secret opens only as its own endpoint's.
+        var moved = created.record
+        moved.id = "wh_other"
+        #expect(throws: KeyEncryptionKeyError.self) { try WebhookEndpoints.secret(of: moved, keyEncryptionKey: key) }
+        try await store.shutdown()
+    }
+
     @Test func typesWithoutASubscriberAreNotAnnounced() async throws {
         let store = try await SQLTouchstoneStore.sqlite(.memory, logger: Logger(label: "test"))
         try await store.migrate()
