@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "TouchstoneConfirmation", targets: ["TouchstoneConfirmation"]),
         .library(name: "TouchstoneOpenID", targets: ["TouchstoneOpenID"]),
         .library(name: "TouchstoneWebhooks", targets: ["TouchstoneWebhooks"]),
+        .library(name: "TouchstoneMail", targets: ["TouchstoneMail"]),
         .executable(name: "touchstone", targets: ["touchstone"]),
         .executable(name: "touchstone-fuzz", targets: ["touchstone-fuzz"]),
     ],
@@ -105,6 +106,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Mail: RFC 5322 messages with MIME parts, and a small SMTP client on SwiftNIO (STARTTLS, AUTH, pipelining).
+        .target(
+            name: "TouchstoneMail",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Persistence behind one Sendable protocol: embedded SQLite, or PostgreSQL to scale out.
         .target(
             name: "TouchstoneStore",
@@ -136,6 +147,7 @@ let package = Package(
                 "TouchstoneConfirmation",
                 "TouchstoneOpenID",
                 "TouchstoneWebhooks",
+                "TouchstoneMail",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -325,6 +337,21 @@ let package = Package(
         .testTarget(
             name: "TouchstoneWebhooksTests",
             dependencies: ["TouchstoneWebhooks", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneMailTests",
+            dependencies: [
+                "TouchstoneMail",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
