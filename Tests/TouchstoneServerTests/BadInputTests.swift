@@ -151,6 +151,22 @@ struct FailingStore: TouchstoneStore {
     func webhookSubscribedTypes() async throws -> Set<String> { throw self.error }
     func purgeWebhookMessages(before cutoff: Date) async throws -> Int { throw self.error }
     func deleteUser(id: String) async throws -> Bool { throw self.error }
+    func enqueueMail(_ mail: QueuedMailRecord) async throws { throw self.error }
+    func claimDueMail(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [QueuedMailRecord] { throw self.error }
+    func finishMailAttempt(id: String, token: String, outcome: MailAttemptOutcome) async throws -> Bool { throw self.error }
+    func mailQueueStatistics() async throws -> MailQueueStatistics { throw self.error }
+    func purgeFailedMail(before cutoff: Date) async throws -> Int { throw self.error }
+    func replaceEmailChallenge(_ challenge: EmailChallengeRecord) async throws { throw self.error }
+    func emailChallenge(userId: String, purpose: EmailChallengePurpose) async throws -> EmailChallengeRecord? { throw self.error }
+    func emailChallenge(tokenHash: String) async throws -> EmailChallengeRecord? { throw self.error }
+    func consumeEmailChallenge(userId: String, purpose: EmailChallengePurpose, codeHash: String, at: Date) async throws -> EmailChallengeRecord? { throw self.error }
+    func recordEmailChallengeFailure(userId: String, purpose: EmailChallengePurpose, codeHash: String, limit: Int) async throws -> Int? { throw self.error }
+    func deleteEmailChallenge(userId: String, purpose: EmailChallengePurpose) async throws { throw self.error }
+    func markEmailVerified(userId: String, email: String, at: Date) async throws -> Bool { throw self.error }
+    func changeEmail(userId: String, to email: String, at: Date) async throws -> Bool { throw self.error }
+    func replaceRecoveryCodes(userId: String, codeHashes: [String], at: Date) async throws { throw self.error }
+    func useRecoveryCode(userId: String, codeHash: String, at: Date) async throws -> Bool { throw self.error }
+    func unusedRecoveryCodeCount(userId: String) async throws -> Int { throw self.error }
     func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws { throw self.error }
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
     func registration(id: String) async throws -> RegistrationRecord? { throw self.error }

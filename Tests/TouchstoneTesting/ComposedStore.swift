@@ -26,6 +26,8 @@ public struct ComposedStore: TouchstoneStore {
     public var clientStore: any OAuthClientStore
     public var authorizations: any AuthorizationStore
     public var webhooks: any WebhookStore
+    public var mailQueue: any MailQueueStore
+    public var recovery: any RecoveryStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -46,6 +48,8 @@ public struct ComposedStore: TouchstoneStore {
         self.clientStore = base
         self.authorizations = base
         self.webhooks = base
+        self.mailQueue = base
+        self.recovery = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }
@@ -472,5 +476,73 @@ public struct ComposedStore: TouchstoneStore {
 
     public func deleteUser(id: String) async throws -> Bool {
         try await self.users.deleteUser(id: id)
+    }
+
+    // MARK: MailQueueStore
+
+    public func enqueueMail(_ mail: QueuedMailRecord) async throws {
+        try await self.mailQueue.enqueueMail(mail)
+    }
+
+    public func claimDueMail(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [QueuedMailRecord] {
+        try await self.mailQueue.claimDueMail(now: now, leaseUntil: leaseUntil, token: token, limit: limit)
+    }
+
+    public func finishMailAttempt(id: String, token: String, outcome: MailAttemptOutcome) async throws -> Bool {
+        try await self.mailQueue.finishMailAttempt(id: id, token: token, outcome: outcome)
+    }
+
+    public func mailQueueStatistics() async throws -> MailQueueStatistics {
+        try await self.mailQueue.mailQueueStatistics()
+    }
+
+    public func purgeFailedMail(before cutoff: Date) async throws -> Int {
+        try await self.mailQueue.purgeFailedMail(before: cutoff)
+    }
+
+    // MARK: RecoveryStore
+
+    public func replaceEmailChallenge(_ challenge: EmailChallengeRecord) async throws {
+        try await self.recovery.replaceEmailChallenge(challenge)
+    }
+
+    public func emailChallenge(userId: String, purpose: EmailChallengePurpose) async throws -> EmailChallengeRecord? {
+        try await self.recovery.emailChallenge(userId: userId, purpose: purpose)
+    }
+
+    public func emailChallenge(tokenHash: String) async throws -> EmailChallengeRecord? {
+        try await self.recovery.emailChallenge(tokenHash: tokenHash)
+    }
+
+    public func consumeEmailChallenge(userId: String, purpose: EmailChallengePurpose, codeHash: String, at: Date) async throws -> EmailChallengeRecord? {
+        try await self.recovery.consumeEmailChallenge(userId: userId, purpose: purpose, codeHash: codeHash, at: at)
+    }
+
+    public func recordEmailChallengeFailure(userId: String, purpose: EmailChallengePurpose, codeHash: String, limit: Int) async throws -> Int? {
+        try await self.recovery.recordEmailChallengeFailure(userId: userId, purpose: purpose, codeHash: codeHash, limit: limit)
+    }
+
+    public func deleteEmailChallenge(userId: String, purpose: EmailChallengePurpose) async throws {
+        try await self.recovery.deleteEmailChallenge(userId: userId, purpose: purpose)
+    }
+
+    public func markEmailVerified(userId: String, email: String, at: Date) async throws -> Bool {
+        try await self.recovery.markEmailVerified(userId: userId, email: email, at: at)
+    }
+
+    public func changeEmail(userId: String, to email: String, at: Date) async throws -> Bool {
+        try await self.recovery.changeEmail(userId: userId, to: email, at: at)
+    }
+
+    public func replaceRecoveryCodes(userId: String, codeHashes: [String], at: Date) async throws {
+        try await self.recovery.replaceRecoveryCodes(userId: userId, codeHashes: codeHashes, at: at)
+    }
+
+    public func useRecoveryCode(userId: String, codeHash: String, at: Date) async throws -> Bool {
+        try await self.recovery.useRecoveryCode(userId: userId, codeHash: codeHash, at: at)
+    }
+
+    public func unusedRecoveryCodeCount(userId: String) async throws -> Int {
+        try await self.recovery.unusedRecoveryCodeCount(userId: userId)
     }
 }

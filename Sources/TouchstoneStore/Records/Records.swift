@@ -12,6 +12,8 @@ public struct UserRecord: Sendable, Hashable {
     /// Passkeys of this account must be device-bound (not backup eligible): synced ones are refused at registration
     /// and at sign-in.
     public var requireDeviceBoundPasskeys = false
+    /// When the user proved the address is theirs (a mailed code or link), if ever; a new address starts unverified.
+    public var emailVerifiedAt: Date?
 
     public init(id: String, email: String, displayName: String?, passwordHash: String, createdAt: Date) {
         self.id = id

@@ -479,5 +479,52 @@ enum Migrations {
                 """,
             ]
         ),
+        Migration(
+            version: 17,
+            name: "Verified addresses, mailed codes and links, recovery codes, the mail queue",
+            statements: [
+                "ALTER TABLE users ADD COLUMN email_verified_at BIGINT",
+                // One live code and link per user and purpose: a new one replaces the previous.
+                """
+                CREATE TABLE email_challenges (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    purpose TEXT NOT NULL,
+                    email TEXT NOT NULL,
+                    code_hash TEXT NOT NULL,
+                    token_hash TEXT NOT NULL UNIQUE,
+                    attempts BIGINT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    PRIMARY KEY (user_id, purpose)
+                )
+                """,
+                "CREATE INDEX email_challenges_expiry ON email_challenges (expires_at)",
+                """
+                CREATE TABLE recovery_codes (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    code_hash TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    used_at BIGINT,
+                    PRIMARY KEY (user_id, code_hash)
+                )
+                """,
+                // The queue: the message sealed under the key-encryption key (base64), leased by one sender at a time.
+                """
+                CREATE TABLE mail_queue (
+                    id TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    sealed_message TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts BIGINT NOT NULL,
+                    next_attempt_at BIGINT,
+                    claim_token TEXT,
+                    claimed_until BIGINT,
+                    last_error TEXT
+                )
+                """,
+                "CREATE INDEX mail_queue_due ON mail_queue (state, next_attempt_at)",
+            ]
+        ),
     ]
 }

@@ -46,6 +46,7 @@ extension UserRecord {
             createdAt: try row.date("created_at")
         )
         self.requireDeviceBoundPasskeys = try row.decode(column: "require_device_bound_passkeys", as: Int64.self) != 0
+        self.emailVerifiedAt = try row.decode(column: "email_verified_at", as: Int64?.self).map(Date.init(millis:))
     }
 }
 

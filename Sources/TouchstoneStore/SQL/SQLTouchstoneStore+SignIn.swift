@@ -192,7 +192,7 @@ extension PasskeyRecord {
 
 extension UserRecord {
     /// The columns ``init(row:)`` reads.
-    static let columns = ["id", "email", "display_name", "password_hash", "created_at", "require_device_bound_passkeys"]
+    static let columns = ["id", "email", "display_name", "password_hash", "created_at", "require_device_bound_passkeys", "email_verified_at"]
 
     /// The user of a left join whose user columns carry `prefix`; `nil` when the join found no user.
     init?(joined row: any SQLRow, prefix: String) throws {

@@ -108,6 +108,8 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 RETURNING id
                 """
             ).all().count
+            // Mailed codes and links that can no longer be used.
+            try await db.raw("DELETE FROM email_challenges WHERE expires_at < \(bind: cutoff.millis)").run()
             // Full buckets and stale failure counts carry no information any more.
             try await db.raw("DELETE FROM rate_limits WHERE tat < \(bind: cutoff.millis)").run()
             try await db.raw(
