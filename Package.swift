@@ -167,7 +167,7 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "OTel", package: "swift-otel"),
             ],
-            resources: [.copy("Resources/openapi.json"), .copy("Resources/web"), .copy("Resources/oidc")],
+            resources: [.copy("Resources/openapi.json"), .copy("Resources/web"), .copy("Resources/oidc"), .copy("Resources/mail")],
             swiftSettings: swiftSettings
         ),
         // The client SDK: platform-neutral core plus thin platform adapters.
@@ -298,6 +298,7 @@ let package = Package(
                 "TouchstoneAuth",
                 "TouchstoneConfirmation",
                 "TouchstoneWebhooks",
+                "TouchstoneMail",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 "TouchstoneWebAuthn",

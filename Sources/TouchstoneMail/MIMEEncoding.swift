@@ -46,7 +46,9 @@ enum MailHeader {
         var chunk: [UInt8] = []
         for character in text {
             let bytes = Array(character.utf8)
-            if chunk.count + bytes.count > 45, !chunk.isEmpty {
+            // The first word shares its line with the header's name (at most `Subject: ` or `From: `): shorter.
+            let limit = words.isEmpty ? 36 : 45
+            if chunk.count + bytes.count > limit, !chunk.isEmpty {
                 words.append(chunk)
                 chunk = []
             }
@@ -61,10 +63,12 @@ enum MailHeader {
         guard line.utf8.count > 78 else { return line }
         var lines: [String] = []
         var current = ""
-        for word in line.split(separator: " ", omittingEmptySubsequences: false) {
+        for (index, word) in line.split(separator: " ", omittingEmptySubsequences: false).enumerated() {
             if current.isEmpty {
                 current = String(word)
-            } else if current.utf8.count + 1 + word.utf8.count > 78 {
+            } else if index > 1 && current.utf8.count + 1 + word.utf8.count > 78 {
+                // Never between the header's name and its first word: a value that starts with a fold reads as one
+                // that starts with a space.
                 lines.append(current)
                 current = " " + word
             } else {

@@ -26,7 +26,7 @@ public struct SMTPError: Error, Hashable, CustomStringConvertible {
     /// The server's reply, when the failure is one.
     public var reply: SMTPReply?
 
-    init(_ kind: Kind, _ message: String, reply: SMTPReply? = nil) {
+    public init(_ kind: Kind, _ message: String, reply: SMTPReply? = nil) {
         self.kind = kind
         self.message = message
         self.reply = reply

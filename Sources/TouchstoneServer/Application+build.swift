@@ -50,6 +50,8 @@ public func buildApplication(
 
     // Configuration that cannot work is refused before anything is opened.
     let keyEncryptionKey = try KeyEncryptionKey.resolve(configuration, randomBytes: dependencies.randomBytes, logger: logger)
+    let (mailTransport, mailDescription) = try makeMailTransport(configuration, dependencies: dependencies)
+    let mailer = try makeMailer(configuration, keyEncryptionKey: keyEncryptionKey, dependencies: dependencies)
 
     let store: any TouchstoneStore
     if let injected = dependencies.store {
@@ -75,6 +77,7 @@ public func buildApplication(
         }
     }
     logger.info("storage: \(configuration.database)")
+    logger.info("\(mailDescription)")
 
     let relyingParty: RelyingParty
     let androidTrust: AndroidKeyAttestationTrust
@@ -130,13 +133,15 @@ public func buildApplication(
         audit: audit,
         ring: ring,
         relyingParty: relyingParty,
-        metadata: metadata
+        metadata: metadata,
+        mailer: mailer
     )
     let features = makeFeatures(
         core: core,
         androidTrust: androidTrust,
         decoyKey: decoyKey,
-        keyEncryptionKey: keyEncryptionKey
+        keyEncryptionKey: keyEncryptionKey,
+        mailTransport: mailTransport
     )
     let router = buildRouter(core: core, features: features)
     var app = Application(
@@ -186,7 +191,8 @@ func makeFeatures(
     core: ServerCore,
     androidTrust: AndroidKeyAttestationTrust,
     decoyKey: SymmetricKey,
-    keyEncryptionKey: SymmetricKey
+    keyEncryptionKey: SymmetricKey,
+    mailTransport: any MailTransport
 ) -> [any Feature] {
     let integrity = DeviceIntegrityFeature(core: core, androidTrust: androidTrust)
     let pins = PinsFeature(core: core)
@@ -209,6 +215,8 @@ func makeFeatures(
         TokensFeature(core: core),
         OpenIDFeature(core: core, passkeys: passkeys.service),
         WebhooksFeature(core: core, keyEncryptionKey: keyEncryptionKey),
+        MailFeature(core: core, transport: mailTransport, keyEncryptionKey: keyEncryptionKey),
+        RecoveryFeature(core: core),
     ]
 }
 

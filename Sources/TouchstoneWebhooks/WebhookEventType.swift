@@ -33,12 +33,27 @@ public struct WebhookEventType: Sendable, Hashable {
             summary: "A user signed in (a sign-up's first session too).",
             data: [
                 Self.userId,
-                ("method", "How: password, biometric, pin, passkey, or sign_up for a new account's first session."),
+                ("method", "How: password, biometric, pin, passkey, email_code, or sign_up for a new account's first session."),
                 ("registrationId", "The device-key registration used (biometric and pin), or null."),
                 ("passkeyId", "The passkey used (passkey), or null."),
             ]
         ),
         WebhookEventType(name: "password.changed", summary: "A user changed their password.", data: [Self.userId]),
+        WebhookEventType(
+            name: "user.email_verified",
+            summary: "A user proved the account's address is theirs (a mailed code or link).",
+            data: [Self.userId, ("email", "The verified address.")]
+        ),
+        WebhookEventType(
+            name: "password.reset_requested",
+            summary: "A password reset was asked for an existing account (a code and link were mailed).",
+            data: [Self.userId]
+        ),
+        WebhookEventType(
+            name: "password.reset",
+            summary: "A password was reset with a mailed code or link; every session of the account was signed out.",
+            data: [Self.userId]
+        ),
         WebhookEventType(name: "device.enrolled", summary: "A device key was enrolled (biometric login on a new device).", data: [Self.userId, Self.registrationId]),
         WebhookEventType(
             name: "device.revoked",

@@ -81,6 +81,8 @@ import Testing
         #expect(decoded == subject)
         #expect(head.contains("From: =?UTF-8?B?WsO8cmljaCBCYW5r?= <no-reply@example.com>"))
         for line in head.components(separatedBy: "\r\n") { #expect(line.utf8.count <= 78) }
+        // The value starts on the header's own line: a fold right after the name reads as a leading space.
+        #expect(head.contains("\r\nSubject: =?UTF-8?B?"))
     }
 
     @Test func displayNameQuotesAreEscaped() throws {

@@ -125,9 +125,13 @@ import Testing
         let server = try await ScriptedSMTPServer(.init(silentOn: ["MAIL"]))
         defer { Task { await server.stop() } }
         let error = await #expect(throws: SMTPError.self) {
-            try await self.client(server, reply: .milliseconds(300)).send(from: "f@example.com", to: ["a@example.org"], data: "x")
+            var client = try self.client(server)
+            client.timeouts.reply = .seconds(1)
+            // The greeting and EHLO are answered: only MAIL waits for the (short) reply timeout.
+            client.timeouts.connect = .seconds(10)
+            try await client.send(from: "f@example.com", to: ["a@example.org"], data: "x")
         }
-        #expect(error?.kind == .timeout)
+        #expect(error?.kind == .timeout, "\(String(describing: error))")
         #expect(error?.isPermanent == false)
     }
 

@@ -34,10 +34,12 @@ public enum TestServer {
     }
 
     /// Dependencies with the manual clock and the system's random generator.
-    public static func dependencies(clock: ManualClock, store: (any TouchstoneStore)? = nil) -> TouchstoneDependencies {
+    public static func dependencies(clock: ManualClock, store: (any TouchstoneStore)? = nil, mailbox: TestMailbox = TestMailbox()) -> TouchstoneDependencies {
         var dependencies = TouchstoneDependencies.live
         dependencies.now = { clock.now }
         dependencies.store = store
+        // Mail stays in memory: a test that reads it passes its own mailbox.
+        dependencies.mailTransport = mailbox
         return dependencies
     }
 
@@ -70,10 +72,11 @@ public enum TestServer {
         store: (any TouchstoneStore)? = nil,
         postForm: (@Sendable (String, String) async throws -> Int)? = nil,
         postWebhook: (@Sendable (WebhookPost) async -> WebhookPostResult)? = nil,
+        mailbox: TestMailbox = TestMailbox(),
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         defer { Self.removeDatabase(of: configuration) }
-        var dependencies = dependencies(clock: clock, store: store)
+        var dependencies = dependencies(clock: clock, store: store, mailbox: mailbox)
         dependencies.postForm = postForm
         dependencies.postWebhook = postWebhook
         let app = try await buildApplication(configuration: configuration, dependencies: dependencies)

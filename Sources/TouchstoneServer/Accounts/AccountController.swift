@@ -15,6 +15,8 @@ struct AccountController {
     let limiter: RateLimiter
     let audit: AuditLog
     let reauthenticationWindow: TimeInterval
+    /// Mails the new account's verification code and link (issue #33).
+    let recovery: RecoveryService
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let limited = router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "password"))
@@ -52,7 +54,6 @@ struct AccountController {
             passwordHash: try await self.hasher.hash(input.password),
             createdAt: self.now()
         )
-        // The account, its event and its first session commit together or not at all (one unit of work).
         var created = self.audit.event(.userCreated, userId: user.id, webhookData: ["email": .string(user.email)])
         if let session = self.audit.webhook(
             "session.created",
@@ -62,16 +63,23 @@ struct AccountController {
         }
         let event = created
         let (token, session) = self.sessions.make(for: user, method: .password)
+        // The account, its event, its first session and its verification mail commit together or not at all.
+        let verification = try await self.recovery.signUpVerification(for: user)
         do {
             try await self.store.unitOfWork { store in
                 try await store.insertUser(user)
                 try await store.insertAuditEvent(event)
                 try await store.insertSession(session)
+                if let (challenge, mail) = verification {
+                    try await store.replaceEmailChallenge(challenge)
+                    try await store.enqueueMail(mail)
+                }
             }
         } catch let error as StoreError where error == .conflict {
             throw APIError.emailTaken
         }
         self.audit.committed([event])
+        if verification != nil { self.recovery.mailer.committed() }
         return JSONResponse(.created, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
 

@@ -13,7 +13,8 @@ struct AccountsFeature: Feature {
             now: self.core.now,
             limiter: self.core.limiter,
             audit: self.core.audit,
-            reauthenticationWindow: self.core.reauthenticationWindow
+            reauthenticationWindow: self.core.reauthenticationWindow,
+            recovery: RecoveryService(core: self.core)
         ).addRoutes(to: router, authenticator: self.core.authenticator)
     }
 }

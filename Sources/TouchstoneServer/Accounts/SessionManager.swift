@@ -16,6 +16,8 @@ struct SessionManager: Sendable {
     let now: @Sendable () -> Date
     /// Session lifetimes come from the runtime policy.
     let policy: PolicyProvider
+    /// `TOUCHSTONE_REQUIRE_VERIFIED_EMAIL`: enrolments wait for a verified address.
+    var requireVerifiedEmail = false
 
     private var lifetime: TimeInterval { self.policy.current.sessionLifetime }
     private var idleTimeout: TimeInterval { self.policy.current.sessionIdleTimeout }
@@ -102,6 +104,13 @@ struct SessionManager: Sendable {
         guard let passwordAt = caller.session.passwordAuthenticatedAt, self.now().timeIntervalSince(passwordAt) <= window else {
             throw APIError.reauthenticationRequired
         }
+    }
+
+    /// Enrolling a device or a passkey, with `TOUCHSTONE_REQUIRE_VERIFIED_EMAIL=on`, needs a verified address.
+    ///
+    /// - Throws: 403 `email_not_verified`.
+    func requireVerifiedEmailForEnrolment(_ caller: AuthenticatedSession) throws {
+        if self.requireVerifiedEmail && caller.user.emailVerifiedAt == nil { throw APIError.emailNotVerified }
     }
 
     func revoke(_ session: AuthenticatedSession) async throws {

@@ -36,6 +36,8 @@ struct ServerCore: Sendable {
     let limiter: RateLimiter
     let hasher: PasswordHasher
     let authenticator: SessionAuthenticator
+    /// Queues mail in a unit of work (issue #33); the mail feature sends it.
+    let mailer: Mailer
 
     var now: @Sendable () -> Date { self.dependencies.now }
     var secrets: Secrets { self.audit.secrets }
@@ -51,8 +53,10 @@ struct ServerCore: Sendable {
         audit: AuditLog,
         ring: SigningKeyRing,
         relyingParty: RelyingParty,
-        metadata: AuthenticatorMetadataService
+        metadata: AuthenticatorMetadataService,
+        mailer: Mailer
     ) {
+        self.mailer = mailer
         self.configuration = configuration
         self.dependencies = dependencies
         self.store = store
@@ -62,7 +66,9 @@ struct ServerCore: Sendable {
         self.ring = ring
         self.relyingParty = relyingParty
         self.metadata = metadata
-        self.sessions = SessionManager(store: store, secrets: audit.secrets, now: dependencies.now, policy: policy)
+        var sessions = SessionManager(store: store, secrets: audit.secrets, now: dependencies.now, policy: policy)
+        sessions.requireVerifiedEmail = configuration.recovery.requireVerifiedEmail
+        self.sessions = sessions
         self.limiter = RateLimiter(settings: configuration.rateLimits, store: store, buckets: AddressBuckets(), audit: audit, now: dependencies.now)
         self.hasher = PasswordHasher(cost: configuration.bcryptCost)
         self.authenticator = SessionAuthenticator(sessions: self.sessions)

@@ -120,6 +120,10 @@ public struct TouchstoneConfiguration: Sendable {
     public var metadata = AuthenticatorMetadataSettings()
     /// Webhook destinations and delivery.
     public var webhooks = WebhookSettings()
+    /// How mail is sent (SMTP or `.eml` files) and the links in it.
+    public var mail = MailSettings()
+    /// Verified addresses, password resets, sign-in codes and recovery codes.
+    public var recovery = RecoverySettings()
 
     public init() {}
 
@@ -211,6 +215,8 @@ public struct TouchstoneConfiguration: Sendable {
         }
         try self.tokens.read(environment)
         try self.webhooks.read(environment)
+        try self.mail.read(environment)
+        try self.recovery.read(environment)
         if let value = environment["TOUCHSTONE_LOG_FORMAT"] {
             guard let format = LogFormat(rawValue: value) else { throw ConfigurationError("TOUCHSTONE_LOG_FORMAT", value) }
             self.logFormat = format

@@ -25,6 +25,8 @@ public struct TouchstoneDependencies: Sendable {
     /// Posts a webhook and answers what came of it: how webhooks leave (nil: over HTTP with the SSRF checks of
     /// `WebhookPoster`; tests receive them instead).
     public var postWebhook: (@Sendable (WebhookPost) async -> WebhookPostResult)? = nil
+    /// Where queued mail goes (nil: the configured SMTP server or mail folder; tests keep the mails instead).
+    public var mailTransport: (any MailTransport)? = nil
 
     public init(
         now: @escaping @Sendable () -> Date,

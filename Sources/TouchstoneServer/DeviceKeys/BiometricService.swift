@@ -63,6 +63,7 @@ struct BiometricService: Sendable {
         try self.requireEnabled()
         let now = self.now()
         try self.sessions.requireRecentPassword(caller, within: self.configuration.reauthenticationWindow.timeInterval)
+        try self.sessions.requireVerifiedEmailForEnrolment(caller)
         let policy = self.policy.current
         guard let algorithm = SignatureAlgorithm(rawValue: algorithmName) else {
             let names = policy.algorithms.map(\.rawValue).joined(separator: ", ")

@@ -59,6 +59,20 @@ extension APIError {
         return error
     }
     static let emailTaken = APIError(.conflict, code: "email_taken", message: "an account with this email already exists")
+    /// A mailed code or link that is wrong, expired, replaced, used, or killed by too many wrong codes (one answer for
+    /// all, and for unknown addresses: it tells nothing about the account).
+    static let invalidCode = APIError(
+        .badRequest,
+        code: "invalid_code",
+        message: "the code or link is wrong, expired or already used; after 5 wrong codes ask for a new one"
+    )
+    static let emailAlreadyVerified = APIError(.conflict, code: "email_already_verified", message: "the account's address is already verified")
+    static let emailNotVerified = APIError(
+        .forbidden,
+        code: "email_not_verified",
+        message: "verify the account's email address first (POST /v1/email/verification sends a new code)"
+    )
+    static let emailCodesDisabled = APIError(.forbidden, code: "email_codes_disabled", message: "sign-in by mailed code is turned off on this server")
     static let invalidCredentials = APIError(.unauthorized, code: "invalid_credentials", message: "email or password is incorrect")
     static func unauthenticated(_ message: String = "a valid session token is required") -> APIError {
         .init(.unauthorized, code: "unauthenticated", message: message)

@@ -102,6 +102,7 @@ extension UserResource: JSONWritable {
             object.member("email", self.email)
             object.member("displayName", self.displayName)
             object.member("createdAt", self.createdAt)
+            object.member("emailVerified", self.emailVerified)
         }
     }
 }

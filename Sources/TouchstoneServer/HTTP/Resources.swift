@@ -8,15 +8,18 @@ struct UserResource: Encodable {
     var email: String
     var displayName: String?
     var createdAt: String
+    /// Whether the user proved the address is theirs (a mailed code or link, issue #33).
+    var emailVerified: Bool
 
     init(_ user: UserRecord) {
         self.id = user.id
         self.email = user.email
         self.displayName = user.displayName
         self.createdAt = user.createdAt.rfc3339
+        self.emailVerified = user.emailVerifiedAt != nil
     }
 
-    enum CodingKeys: CodingKey { case id, email, displayName, createdAt }
+    enum CodingKeys: CodingKey { case id, email, displayName, createdAt, emailVerified }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -24,6 +27,7 @@ struct UserResource: Encodable {
         try container.encode(self.email, forKey: .email)
         try container.encode(self.displayName, forKey: .displayName)
         try container.encode(self.createdAt, forKey: .createdAt)
+        try container.encode(self.emailVerified, forKey: .emailVerified)
     }
 }
 

@@ -188,6 +188,11 @@ public final class ServerMetrics: Sendable {
         Counter(label: "touchstone_webhook_endpoints_disabled_total", factory: self.factory).increment()
     }
 
+    /// A mail attempt ended: `sent`, `retrying` (failed, tried again later) or `failed` (given up).
+    func mailAttempt(outcome: String) {
+        Counter(label: "touchstone_mail_deliveries_total", dimensions: [("outcome", outcome)], factory: self.factory).increment()
+    }
+
     // MARK: Scrape
 
     /// The exposition text, with the process and database gauges read now.
@@ -204,6 +209,12 @@ public final class ServerMetrics: Sendable {
             Gauge(label: "touchstone_webhook_queue_depth", factory: self.factory).record(queue.pending)
             let age = queue.oldestPendingAt.map { max(0, now.timeIntervalSince($0)) } ?? 0
             Gauge(label: "touchstone_webhook_oldest_pending_seconds", factory: self.factory).record(age)
+        }
+        if available, let queue = try? await store.mailQueueStatistics() {
+            Gauge(label: "touchstone_mail_queue_depth", factory: self.factory).record(queue.pending)
+            Gauge(label: "touchstone_mail_failed", factory: self.factory).record(queue.failed)
+            let age = queue.oldestPendingAt.map { max(0, now.timeIntervalSince($0)) } ?? 0
+            Gauge(label: "touchstone_mail_oldest_pending_seconds", factory: self.factory).record(age)
         }
         Gauge(label: "touchstone_uptime_seconds", factory: self.factory).record(max(0, now.timeIntervalSince(self.startedAt)))
         let process = ProcessStatistics.current()
@@ -242,6 +253,10 @@ public final class ServerMetrics: Sendable {
         ("touchstone_webhook_endpoints_disabled_total", "counter", "Webhook endpoints disabled after failing for a whole retry round."),
         ("touchstone_webhook_queue_depth", "gauge", "Webhook messages waiting to be delivered (every instance's)."),
         ("touchstone_webhook_oldest_pending_seconds", "gauge", "Age of the oldest webhook message waiting to be delivered."),
+        ("touchstone_mail_deliveries_total", "counter", "Mail delivery attempts, by outcome (sent, retrying, failed)."),
+        ("touchstone_mail_queue_depth", "gauge", "Mails waiting to be sent (every instance's)."),
+        ("touchstone_mail_failed", "gauge", "Mails given up (a permanent refusal or every attempt failed), kept until the retention ends."),
+        ("touchstone_mail_oldest_pending_seconds", "gauge", "Age of the oldest mail waiting to be sent."),
         ("touchstone_mds_refreshes_total", "counter", "Authenticator metadata (FIDO MDS) refreshes from the source, by outcome."),
         ("touchstone_mds_blob_number", "gauge", "Serial number of the authenticator metadata BLOB in use."),
         ("touchstone_mds_next_update_timestamp_seconds", "gauge", "When the metadata BLOB in use is due to be replaced (Unix time)."),

@@ -158,7 +158,7 @@ struct OpenIDProvider: Sendable {
                 acr: family.acr,
                 sid: sessionId,
                 email: scopes.contains("email") ? user.email : nil,
-                email_verified: scopes.contains("email") ? false : nil,
+                email_verified: scopes.contains("email") ? user.emailVerifiedAt != nil : nil,
                 name: scopes.contains("profile") ? user.displayName : nil
             )
             idToken = try await self.ring.sign(claims, type: "JWT").token

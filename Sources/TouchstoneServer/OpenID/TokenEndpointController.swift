@@ -109,7 +109,7 @@ struct TokenEndpointController {
             writer.member("sub", user.id)
             if scopes.contains("email") {
                 writer.member("email", user.email)
-                writer.member("email_verified", false)
+                writer.member("email_verified", user.emailVerifiedAt != nil)
             }
             if scopes.contains("profile"), let name = user.displayName { writer.member("name", name) }
         }

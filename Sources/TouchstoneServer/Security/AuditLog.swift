@@ -58,6 +58,13 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case webhookSecretRotated = "webhook.secret_rotated"
     case webhookDeliveryFailed = "webhook.delivery_failed"
     case webhookEndpointDisabled = "webhook.endpoint_disabled"
+    case emailVerified = "email.verified"
+    case passwordResetRequested = "password.reset_requested"
+    case passwordReset = "password.reset"
+    case emailCodeRequested = "email_code.requested"
+    case emailCodeLogin = "email_code_login"
+    /// A wrong mailed code or an unusable link for a verification or a reset (the reason names the purpose).
+    case emailCodeRejected = "email_code.rejected"
 }
 
 enum AuditOutcome: String, Sendable {

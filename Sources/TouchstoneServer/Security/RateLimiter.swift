@@ -188,6 +188,20 @@ struct RateLimiter: Sendable {
         }
     }
 
+    /// Counts a mail to `email` against `limit` (shared by every instance, kept for unknown addresses as for known ones,
+    /// so a refusal reveals nothing): 429 `rate_limited` once the address had its share.
+    func checkMail(to email: String, limit: RateLimit) async throws {
+        if let wait = try await self.takeMailToken(to: email, limit: limit) {
+            try await self.refuse(wait, scope: "mail")
+        }
+    }
+
+    /// ``checkMail(to:limit:)`` that answers instead of throwing: nil when the mail may go, else how long until it may.
+    func takeMailToken(to email: String, limit: RateLimit) async throws -> TimeInterval? {
+        guard self.settings.enabled else { return nil }
+        return try await self.store.takeRateLimitToken(key: "mail:\(email)", capacity: Int64(limit.capacity), interval: limit.interval, at: self.now())
+    }
+
     private func refuse(_ wait: TimeInterval, scope: String, userId: String? = nil, registrationId: String? = nil) async throws
         -> Never
     {

@@ -47,7 +47,7 @@ struct TokenService: Sendable {
         return (token, Int(expiresAt - issuedAt))
     }
 
-    /// RFC 8176 `amr` values for how a session was opened: `pwd` (password), `pin` (app PIN), `hwk` + `user` (a
+    /// RFC 8176 `amr` values for how a session was opened: `pwd` (password), `pin` (app PIN), `otp` (a mailed code), `hwk` + `user` (a
     /// device-bound key used after the device checked its user: a biometric device key or a passkey); `mfa` only when
     /// the methods prove factors of two kinds (a knowledge factor and a hardware key), which no single sign-in does.
     static func authenticationMethodReferences(_ methods: [AuthenticationMethod]) -> [String] {
@@ -57,6 +57,7 @@ struct TokenService: Sendable {
             switch method {
             case .password: add("pwd")
             case .pin: add("pin")
+            case .emailCode: add("otp")
             case .biometric, .passkey:
                 add("hwk")
                 add("user")

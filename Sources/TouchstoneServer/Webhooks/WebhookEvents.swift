@@ -18,7 +18,7 @@ enum WebhookEvents {
     ) -> [WebhookOutboxEvent] {
         // Most audit events announce nothing, or nothing anyone listens to: decided before anything is built.
         guard let names = Self.types[type], names.contains(where: announcing) else { return [] }
-        if type == .passwordLogin || type == .biometricLogin || type == .pinLogin || type == .passkeyLogin, outcome != .success {
+        if type == .passwordLogin || type == .biometricLogin || type == .pinLogin || type == .passkeyLogin || type == .emailCodeLogin, outcome != .success {
             return []
         }
         let user: [String: WebhookValue] = ["userId": record.userId.map(WebhookValue.string) ?? .null]
@@ -35,6 +35,10 @@ enum WebhookEvents {
         case .biometricLogin where outcome == .success: session("biometric")
         case .pinLogin where outcome == .success: session("pin")
         case .passkeyLogin where outcome == .success: session("passkey")
+        case .emailCodeLogin where outcome == .success: session("email_code")
+        case .emailVerified: events.append(("user.email_verified", user))
+        case .passwordResetRequested: events.append(("password.reset_requested", user))
+        case .passwordReset: events.append(("password.reset", user))
         case .passwordChanged: events.append(("password.changed", user))
         case .registrationFinished: events.append(("device.enrolled", user.merging(registration) { a, _ in a }))
         case .registrationRevoked, .registrationReplaced: events.append(("device.revoked", user.merging(registration) { a, _ in a }))
@@ -63,7 +67,8 @@ enum WebhookEvents {
     static let types: [AuditEventType: [String]] = [
         .userCreated: ["user.created"], .userDeleted: ["user.deleted"],
         .passwordLogin: ["session.created"], .biometricLogin: ["session.created"], .pinLogin: ["session.created"],
-        .passkeyLogin: ["session.created"], .passwordChanged: ["password.changed"], .registrationFinished: ["device.enrolled"],
+        .passkeyLogin: ["session.created"], .emailCodeLogin: ["session.created"], .emailVerified: ["user.email_verified"],
+        .passwordResetRequested: ["password.reset_requested"], .passwordReset: ["password.reset"], .passwordChanged: ["password.changed"], .registrationFinished: ["device.enrolled"],
         .registrationRevoked: ["device.revoked"], .registrationReplaced: ["device.revoked"],
         .registrationLocked: ["device.locked", "lockout.started"], .registrationInvalidated: ["device.invalidated"],
         .passkeyAdded: ["passkey.registered"], .passkeyRemoved: ["passkey.deleted"], .passkeyLocked: ["lockout.started"],

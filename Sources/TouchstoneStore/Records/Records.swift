@@ -31,6 +31,8 @@ public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseItera
     case passkey
     /// The app PIN of a registration: a fallback, never enough for privileged operations.
     case pin
+    /// A 6-digit code mailed to the account's address (issue #33): like a PIN, never enough for privileged operations.
+    case emailCode = "email_code"
 }
 
 /// A session. Only the SHA-256 hash of its bearer token is stored.

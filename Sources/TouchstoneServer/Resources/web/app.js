@@ -39,6 +39,7 @@ function showSignedIn(signedIn) {
   $("who").textContent = signedIn.user.email;
   $("methods").textContent = signedIn.session.methods.join(", ");
   $("expires").textContent = new Date(signedIn.session.expiresAt).toLocaleString();
+  showVerification(signedIn.user);
   if (conditionalAbort) conditionalAbort.abort();
   refreshLists().catch((error) => setStatus(error.message, true));
 }
@@ -256,6 +257,108 @@ async function startConditionalSignIn() {
   }
 }
 
+// MARK: Email: verification, sign-in codes, password reset (docs/recovery.md)
+
+function showVerification(user) {
+  $("verify-card").hidden = user.emailVerified;
+  $("verify-address").textContent = user.email;
+}
+
+async function verifyEmail(event) {
+  event.preventDefault();
+  const { user } = await api("POST", "/v1/email/verification/confirm", { code: $("verify-code").value });
+  session.user = user;
+  showVerification(user);
+  setStatus("Your email address is verified.");
+}
+
+async function resendVerification() {
+  await api("POST", "/v1/email/verification");
+  setStatus("A new code is on its way; the previous one no longer works.");
+}
+
+async function requestEmailCode(event) {
+  event.preventDefault();
+  await api("POST", "/v1/email-codes", { email: $("email-code-email").value });
+  $("reset-form").hidden = true;
+  $("email-code-verify-form").hidden = false;
+  $("email-code").focus();
+  setStatus("If an account uses this address, a sign-in code is on its way.");
+}
+
+async function verifyEmailCode(event) {
+  event.preventDefault();
+  await abortPendingCeremonies();
+  showSignedIn(await api("POST", "/v1/email-codes/verify", { email: $("email-code-email").value, code: $("email-code").value }));
+  $("email-code-verify-form").hidden = true;
+  setStatus("Signed in with a code from your mail.");
+}
+
+async function requestPasswordReset() {
+  const email = $("email-code-email");
+  if (!email.reportValidity()) return;
+  await api("POST", "/v1/password-resets", { email: email.value });
+  $("email-code-verify-form").hidden = true;
+  $("reset-form").hidden = false;
+  $("reset-code").focus();
+  setStatus("If an account uses this address, a reset code is on its way.");
+}
+
+async function finishReset(answer) {
+  $("reset-form").hidden = true;
+  if (answer.session) {
+    showSignedIn({ user: answer.user, session: answer.session });
+    setStatus("Your password is set. Every other session was signed out.");
+  } else {
+    setStatus("Your password is set and every session was signed out. Sign in again.");
+  }
+}
+
+async function confirmReset(event) {
+  event.preventDefault();
+  await finishReset(await api("POST", "/v1/password-resets/confirm", {
+    email: $("email-code-email").value, code: $("reset-code").value, newPassword: $("reset-password").value,
+  }));
+}
+
+// A link from a mail opens this page with its token after '#': the browser never sends it to the server, and nothing
+// happens until the user presses the button (mail scanners open links too).
+let linkToken = null;
+
+function openLink() {
+  const match = /^#(verify-email|reset-password)=([A-Za-z0-9_-]{43})$/.exec(window.location.hash);
+  if (!match) return false;
+  linkToken = match[2];
+  history.replaceState(null, "", window.location.pathname);
+  $("link-page").hidden = false;
+  $("signed-out").hidden = true;
+  $(match[1] === "verify-email" ? "verify-link-card" : "reset-link-card").hidden = false;
+  setStatus(match[1] === "verify-email" ? "Confirm your email address." : "Choose a new password.");
+  return true;
+}
+
+function closeLink() {
+  linkToken = null;
+  $("link-page").hidden = true;
+  $("verify-link-card").hidden = true;
+  $("reset-link-card").hidden = true;
+}
+
+async function confirmVerificationLink() {
+  await api("POST", "/v1/email/verification/confirm", { token: linkToken });
+  closeLink();
+  showSignedOut();
+  setStatus("Your email address is verified. You can sign in.");
+}
+
+async function confirmResetLink(event) {
+  event.preventDefault();
+  const answer = await api("POST", "/v1/password-resets/confirm", { token: linkToken, newPassword: $("reset-link-password").value });
+  closeLink();
+  if (!answer.session) showSignedOut();
+  await finishReset(answer);
+}
+
 // MARK: Approving a confirmation
 
 let confirmation = null;  // { id, payload }
@@ -325,6 +428,15 @@ document.addEventListener("DOMContentLoaded", () => {
   $("confirmation-form").addEventListener("submit", guarded(showConfirmation));
   $("approve-passkey").addEventListener("click", guarded(approveWithPasskey));
   $("decline").addEventListener("click", guarded(declineConfirmation));
+  $("verify-form").addEventListener("submit", guarded(verifyEmail));
+  $("verify-resend").addEventListener("click", guarded(resendVerification));
+  $("email-code-form").addEventListener("submit", guarded(requestEmailCode));
+  $("email-code-verify-form").addEventListener("submit", guarded(verifyEmailCode));
+  $("forgot-password").addEventListener("click", guarded(requestPasswordReset));
+  $("reset-form").addEventListener("submit", guarded(confirmReset));
+  $("verify-link-confirm").addEventListener("click", guarded(confirmVerificationLink));
+  $("reset-link-form").addEventListener("submit", guarded(confirmResetLink));
   if (!window.PublicKeyCredential) setStatus("This browser does not support passkeys.", true);
+  if (openLink()) return;
   showSignedOut({ armAutofill: true });
 });

@@ -1,0 +1,178 @@
+import Foundation
+import Hummingbird
+import TouchstoneStore
+
+/// Email verification, password reset and sign-in by mailed code (issue #33; docs/recovery.md):
+/// `POST /v1/email/verification`, `POST /v1/email/verification/confirm`, `POST /v1/password-resets`,
+/// `POST /v1/password-resets/confirm`, `POST /v1/email-codes`, `POST /v1/email-codes/verify`.
+struct RecoveryController {
+    typealias Context = TouchstoneRequestContext
+
+    let service: RecoveryService
+
+    func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
+        let mail = router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.service.core.limiter, group: "mail"))
+        mail.group("/v1/email/verification").add(middleware: authenticator).post(use: self.resendVerification)
+        mail.post("/v1/email/verification/confirm", use: self.confirmVerification)
+        mail.post("/v1/password-resets", use: self.requestPasswordReset)
+        mail.post("/v1/password-resets/confirm", use: self.confirmPasswordReset)
+        mail.post("/v1/email-codes", use: self.requestEmailCode)
+        mail.post("/v1/email-codes/verify", use: self.verifyEmailCode)
+    }
+
+    /// `{"status": "queued"}`: what every mail-sending route answers with 202, whatever happens to the mail.
+    struct Queued: Encodable { var status = "queued" }
+
+    struct UserOnly: Encodable { var user: UserResource }
+
+    // MARK: Email verification
+
+    @Sendable func resendVerification(request: Request, context: Context) async throws -> JSONResponse<Queued> {
+        try await self.service.resendVerification(try context.requireIdentity())
+        return JSONResponse(.accepted, Queued())
+    }
+
+    /// `{"code"}` with the session whose address it verifies, or `{"token"}` (the link's) without one.
+    struct ConfirmInput: Decodable {
+        var code: String?
+        var token: String?
+
+        enum CodingKeys: CodingKey { case code, token }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.code = try container.decodeStringIfPresent(.code, maxLength: 64) { (text) throws(FieldError) in try RecoveryInput.code(text, field: "code") }
+            self.token = try container.decodeStringIfPresent(.token, maxLength: 128) { (text) throws(FieldError) in try RecoveryInput.token(text, field: "token") }
+            guard (self.code == nil) != (self.token == nil) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "give either 'code' or 'token'", underlyingError: FieldError(message: "give either 'code' (with a session) or 'token' (from the link), not both")))
+            }
+        }
+    }
+
+    @Sendable func confirmVerification(request: Request, context: Context) async throws -> JSONResponse<UserOnly> {
+        let input = try await request.decodeJSON(as: ConfirmInput.self, context: context)
+        let user: UserRecord
+        if let token = input.token {
+            user = try await self.service.confirmVerification(token: token)
+        } else {
+            let caller = try await self.service.core.sessions.authenticate(token: try request.bearerToken())
+            user = try await self.service.confirmVerification(code: input.code ?? "", caller: caller)
+        }
+        return JSONResponse(.ok, UserOnly(user: UserResource(user)))
+    }
+
+    // MARK: Password reset
+
+    struct EmailInput: Decodable {
+        var email: String
+
+        enum CodingKeys: CodingKey { case email }
+
+        init(from decoder: any Decoder) throws {
+            self.email = try decoder.container(keyedBy: CodingKeys.self).decodeEmail(.email)
+        }
+    }
+
+    @Sendable func requestPasswordReset(request: Request, context: Context) async throws -> JSONResponse<Queued> {
+        let input = try await request.decodeJSON(as: EmailInput.self, context: context)
+        try await self.service.requestPasswordReset(email: input.email)
+        return JSONResponse(.accepted, Queued())
+    }
+
+    /// `{"email", "code", "newPassword"}` or `{"token", "newPassword"}`.
+    struct ResetInput: Decodable {
+        var email: String?
+        var code: String?
+        var token: String?
+        var newPassword: InputRules.Password
+
+        enum CodingKeys: CodingKey { case email, code, token, newPassword }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.email = try container.decodeEmailIfPresent(.email)
+            self.code = try container.decodeStringIfPresent(.code, maxLength: 64) { (text) throws(FieldError) in try RecoveryInput.code(text, field: "code") }
+            self.token = try container.decodeStringIfPresent(.token, maxLength: 128) { (text) throws(FieldError) in try RecoveryInput.token(text, field: "token") }
+            self.newPassword = try container.decodePassword(.newPassword, isNew: true)
+            let byCode = self.email != nil && self.code != nil && self.token == nil
+            let byToken = self.token != nil && self.email == nil && self.code == nil
+            guard byCode || byToken else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "", underlyingError: FieldError(message: "give 'email' and 'code', or 'token' (from the link), with 'newPassword'")))
+            }
+        }
+    }
+
+    struct ResetOutput: Encodable {
+        var user: UserResource
+        var revokedSessions: Int
+        /// Absent when the account has passkeys or device keys: its user signs in again.
+        var session: SessionResource?
+    }
+
+    @Sendable func confirmPasswordReset(request: Request, context: Context) async throws -> JSONResponse<ResetOutput> {
+        let input = try await request.decodeJSON(as: ResetInput.self, context: context)
+        let reset: RecoveryService.Reset
+        if let token = input.token {
+            reset = try await self.service.confirmPasswordReset(token: token, newPassword: input.newPassword)
+        } else {
+            reset = try await self.service.confirmPasswordReset(email: input.email ?? "", code: input.code ?? "", newPassword: input.newPassword)
+        }
+        return JSONResponse(.ok, ResetOutput(
+            user: UserResource(reset.user),
+            revokedSessions: reset.revokedSessions,
+            session: reset.session.map { SessionResource(token: $0.token, record: $0.record) }
+        ))
+    }
+
+    // MARK: Sign-in codes
+
+    @Sendable func requestEmailCode(request: Request, context: Context) async throws -> JSONResponse<Queued> {
+        let input = try await request.decodeJSON(as: EmailInput.self, context: context)
+        try await self.service.requestEmailCode(email: input.email)
+        return JSONResponse(.accepted, Queued())
+    }
+
+    struct VerifyInput: Decodable {
+        var email: String
+        var code: String
+
+        enum CodingKeys: CodingKey { case email, code }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.email = try container.decodeEmail(.email)
+            self.code = try container.decodeString(.code, maxLength: 64) { (text) throws(FieldError) in try RecoveryInput.code(text, field: "code") }
+        }
+    }
+
+    @Sendable func verifyEmailCode(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let input = try await request.decodeJSON(as: VerifyInput.self, context: context)
+        let (user, token, session) = try await self.service.verifyEmailCode(email: input.email, code: input.code)
+        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+}
+
+/// The shapes of what users copy from a mail: refused with 400 before anything is counted.
+enum RecoveryInput {
+    /// Six ASCII digits, as `123456`, `123 456` or `123-456` (how people copy them from a mail).
+    static func code(_ text: String, field: String) throws(FieldError) -> String {
+        var digits = text
+        if digits.utf8.count == 7, let middle = digits.dropFirst(3).first, middle == " " || middle == "-" {
+            digits.remove(at: digits.index(digits.startIndex, offsetBy: 3))
+        }
+        guard digits.utf8.count == 6, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw FieldError(message: "field '\(field)' must be the 6 digits of the mailed code")
+        }
+        return digits
+    }
+
+    /// A link's token: 43 base64url characters (32 bytes).
+    static func token(_ text: String, field: String) throws(FieldError) -> String {
+        guard text.utf8.count == 43, text.utf8.allSatisfy({ byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+        }) else {
+            throw FieldError(message: "field '\(field)' is not the token of a Touchstone link (43 base64url characters)")
+        }
+        return text
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import TouchstoneStore
+import TouchstoneWebhooks
+
+/// The flows of issue #33 that mail a code and a link: email verification, password reset and sign-in by code.
+///
+/// Every mail is queued in the unit of work of the change that causes it (the new challenge), and counted against the
+/// address's mail limit. The two routes anyone may call with any address (`/v1/password-resets`, `/v1/email-codes`)
+/// check their limits, answer 202, and do the address's work in the background: the answer is the same, in content
+/// and in time, whether an account exists or not.
+struct RecoveryService: Sendable {
+    let core: ServerCore
+    let challenges: EmailChallenges
+    let background: BackgroundWork
+
+    init(core: ServerCore) {
+        self.core = core
+        self.challenges = EmailChallenges(
+            store: core.store,
+            keyEncryptionKey: core.mailer.keyEncryptionKey,
+            secrets: core.secrets,
+            now: core.now,
+            maximumAttempts: core.configuration.recovery.maximumCodeAttempts
+        )
+        self.background = BackgroundWork(logger: core.logger)
+    }
+
+    var settings: RecoverySettings { self.core.configuration.recovery }
+    var mailer: Mailer { self.core.mailer }
+    var store: any TouchstoneStore { self.core.store }
+    var audit: AuditLog { self.core.audit }
+
+    // MARK: Email verification
+
+    /// The verification challenge and mail of a new account, for the sign-up's unit of work; none when the address
+    /// already had its share of mail this hour (the user asks again later with `POST /v1/email/verification`).
+    func signUpVerification(for user: UserRecord) async throws -> (EmailChallengeRecord, QueuedMailRecord)? {
+        guard try await self.core.limiter.takeMailToken(to: user.email, limit: self.core.configuration.mail.perAddress) == nil else {
+            return nil
+        }
+        return try self.verification(for: user)
+    }
+
+    /// The verification challenge and mail of an unverified account, for the caller's unit of work.
+    func verification(for user: UserRecord) throws -> (EmailChallengeRecord, QueuedMailRecord) {
+        let issued = self.challenges.issue(userId: user.id, purpose: .verifyEmail, email: user.email, ttl: self.settings.verificationTTL)
+        let mail = try self.mailer.prepare(.verifyEmail, to: user.email, values: [
+            "code": issued.code,
+            "link": self.mailer.link("verify-email=\(issued.token)"),
+            "validFor": Mailer.duration(self.settings.verificationTTL),
+        ])
+        return (issued.record, mail)
+    }
+
+    /// `POST /v1/email/verification`: a new code and link for the caller's address (the previous ones stop working).
+    func resendVerification(_ caller: AuthenticatedSession) async throws {
+        guard caller.user.emailVerifiedAt == nil else { throw APIError.emailAlreadyVerified }
+        try await self.core.limiter.checkMail(to: caller.user.email, limit: self.core.configuration.mail.perAddress)
+        let (challenge, mail) = try self.verification(for: caller.user)
+        try await self.store.unitOfWork { tx in
+            try await tx.replaceEmailChallenge(challenge)
+            try await tx.enqueueMail(mail)
+        }
+        self.mailer.committed()
+    }
+
+    /// Verifies the caller's address with the mailed code.
+    func confirmVerification(code: String, caller: AuthenticatedSession) async throws -> UserRecord {
+        guard caller.user.emailVerifiedAt == nil else { throw APIError.emailAlreadyVerified }
+        let challenge = try await self.rejecting(.verifyEmail, userId: caller.user.id) {
+            try await self.challenges.verify(code: code, userId: caller.user.id, purpose: .verifyEmail)
+        }
+        return try await self.markVerified(challenge)
+    }
+
+    /// Verifies an address with the mailed link's token (no session needed: the link may be opened anywhere).
+    func confirmVerification(token: String) async throws -> UserRecord {
+        let challenge = try await self.rejecting(.verifyEmail, userId: nil) {
+            try await self.challenges.verify(token: token, purpose: .verifyEmail)
+        }
+        return try await self.markVerified(challenge)
+    }
+
+    private func markVerified(_ challenge: EmailChallengeRecord) async throws -> UserRecord {
+        let event = self.audit.event(.emailVerified, userId: challenge.userId, webhookData: ["email": .string(challenge.email)])
+        // The address may have changed since the mail went out: then nothing is verified.
+        guard try await self.audit.commit(event, when: { tx in
+            try await tx.markEmailVerified(userId: challenge.userId, email: challenge.email, at: self.core.now())
+        }) else {
+            throw APIError.invalidCode
+        }
+        guard let user = try await self.store.user(id: challenge.userId) else { throw APIError.invalidCode }
+        return user
+    }
+
+    // MARK: Password reset
+
+    /// `POST /v1/password-resets`: counts the mail against the address's limit and answers; the rest happens after.
+    func requestPasswordReset(email: String) async throws {
+        try await self.core.limiter.checkMail(to: email, limit: self.core.configuration.mail.perAddress)
+        self.background.run("a password reset") {
+            try await self.mailChallenge(
+                to: email, purpose: .passwordReset, kind: .passwordReset, ttl: self.settings.passwordResetTTL,
+                link: "reset-password", event: .passwordResetRequested)
+        }
+    }
+
+    /// What a reset did.
+    struct Reset: Sendable {
+        var user: UserRecord
+        var revokedSessions: Int
+        /// A new session, unless the account has passkeys or device keys (then its user signs in with one, or with the
+        /// new password, as usual).
+        var session: (token: String, record: SessionRecord)?
+    }
+
+    /// `POST /v1/password-resets/confirm` with the address and code.
+    func confirmPasswordReset(email: String, code: String, newPassword: InputRules.Password) async throws -> Reset {
+        // The hash is made before the code is checked: every attempt costs the same, known address or not.
+        let passwordHash = try await self.core.hasher.hash(newPassword)
+        try await self.core.limiter.checkAccount("account:\(email)")
+        let user = try await self.store.user(email: email)
+        let challenge = try await self.rejecting(.passwordReset, userId: user?.id) {
+            try await self.challenges.verify(code: code, userId: user?.id, purpose: .passwordReset)
+        }
+        return try await self.reset(challenge, passwordHash: passwordHash)
+    }
+
+    /// `POST /v1/password-resets/confirm` with the link's token.
+    func confirmPasswordReset(token: String, newPassword: InputRules.Password) async throws -> Reset {
+        let passwordHash = try await self.core.hasher.hash(newPassword)
+        let challenge = try await self.rejecting(.passwordReset, userId: nil) {
+            try await self.challenges.verify(token: token, purpose: .passwordReset)
+        }
+        return try await self.reset(challenge, passwordHash: passwordHash)
+    }
+
+    private func reset(_ challenge: EmailChallengeRecord, passwordHash: String) async throws -> Reset {
+        guard let user = try await self.store.user(id: challenge.userId) else { throw APIError.invalidCode }
+        let passkeys = try await self.store.passkeys(userId: user.id)
+        let registrations = try await self.store.registrations(userId: user.id)
+        let hasStrongCredentials = !passkeys.isEmpty || registrations.contains { $0.status == .active || $0.status == .locked }
+        let now = self.core.now()
+        let session = hasStrongCredentials ? nil : self.core.sessions.make(for: user, method: .password)
+        let notice = try self.mailer.prepare(.passwordChanged, to: user.email, values: ["how": "reset with a code sent to this address"])
+        var event = self.audit.event(.passwordReset, userId: user.id)
+        if session != nil, let created = self.audit.webhook(
+            "session.created",
+            data: ["userId": .string(user.id), "method": .string("password"), "registrationId": .null, "passkeyId": .null]
+        ) {
+            event.webhooks.append(created)
+        }
+        let recorded = event
+        let revoked = try await self.store.unitOfWork { tx -> Int? in
+            guard try await tx.updatePassword(userId: user.id, passwordHash: passwordHash) else { return nil }
+            let revoked = try await tx.revokeSessions(userId: user.id, keeping: nil, at: now)
+            // The code proved the address is the user's.
+            _ = try await tx.markEmailVerified(userId: user.id, email: challenge.email, at: now)
+            if let session { try await tx.insertSession(session.record) }
+            try await tx.enqueueMail(notice)
+            try await tx.insertAuditEvent(recorded)
+            return revoked
+        }
+        guard let revoked else { throw APIError.invalidCode }
+        self.audit.committed([recorded])
+        self.mailer.committed()
+        let updated = try await self.store.user(id: user.id) ?? user
+        return Reset(user: updated, revokedSessions: revoked, session: session)
+    }
+
+    // MARK: Sign-in codes
+
+    /// `POST /v1/email-codes`: counts the mail against the address's limit and answers; the rest happens after.
+    func requestEmailCode(email: String) async throws {
+        guard self.settings.emailCodes else { throw APIError.emailCodesDisabled }
+        try await self.core.limiter.checkMail(to: email, limit: self.core.configuration.mail.perAddress)
+        self.background.run("a sign-in code") {
+            try await self.mailChallenge(
+                to: email, purpose: .signInCode, kind: .signInCode, ttl: self.settings.emailCodeTTL, link: nil, event: .emailCodeRequested)
+        }
+    }
+
+    /// `POST /v1/email-codes/verify`: a session with `methods: ["email_code"]` (never enough for privileged operations).
+    func verifyEmailCode(email: String, code: String) async throws -> (UserRecord, String, SessionRecord) {
+        guard self.settings.emailCodes else { throw APIError.emailCodesDisabled }
+        let user = try await self.store.user(email: email)
+        return try await self.audit.failures(.emailCodeLogin, userId: user?.id) {
+            try await self.core.limiter.checkAccount("account:\(email)", userId: user?.id)
+            let challenge = try await self.challenges.verify(code: code, userId: user?.id, purpose: .signInCode)
+            guard let user else { throw APIError.invalidCode }
+            let (token, session) = self.core.sessions.make(for: user, method: .emailCode)
+            let event = self.audit.event(.emailCodeLogin, userId: user.id)
+            let now = self.core.now()
+            try await self.store.unitOfWork { tx in
+                try await tx.insertSession(session)
+                // The code proved the address is the user's.
+                _ = try await tx.markEmailVerified(userId: user.id, email: challenge.email, at: now)
+                try await tx.insertAuditEvent(event)
+            }
+            self.audit.committed([event])
+            return (try await self.store.user(id: user.id) ?? user, token, session)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// For an address with an account: a new challenge of `purpose`, its mail (with a link to the web page's `link`
+    /// fragment, if any) and `event`, in one unit of work. Nothing for an address without an account.
+    private func mailChallenge(
+        to email: String,
+        purpose: EmailChallengePurpose,
+        kind: MailKind,
+        ttl: TimeInterval,
+        link: String?,
+        event type: AuditEventType
+    ) async throws {
+        guard let user = try await self.store.user(email: email) else { return }
+        let issued = self.challenges.issue(userId: user.id, purpose: purpose, email: user.email, ttl: ttl)
+        var values = ["code": issued.code, "validFor": Mailer.duration(ttl)]
+        if let link { values["link"] = self.mailer.link("\(link)=\(issued.token)") }
+        let mail = try self.mailer.prepare(kind, to: user.email, values: values)
+        let event = self.audit.event(type, .info, userId: user.id)
+        try await self.store.unitOfWork { tx in
+            try await tx.replaceEmailChallenge(issued.record)
+            try await tx.enqueueMail(mail)
+            try await tx.insertAuditEvent(event)
+        }
+        self.audit.committed([event])
+        self.mailer.committed()
+    }
+
+    /// Runs a code check; a rejection is an audit event (`email_code.rejected`, the purpose as its reason).
+    private func rejecting<T>(_ purpose: EmailChallengePurpose, userId: String?, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as APIError where error == .invalidCode {
+            // The client's answer is the error; an event that cannot be stored is logged by the audit log, not thrown.
+            try? await self.audit.record(.emailCodeRejected, .failure, userId: userId, reason: purpose.rawValue)
+            throw error
+        }
+    }
+}
