@@ -1,5 +1,6 @@
 import Foundation
 public import NIOCore
+import NIOConcurrencyHelpers
 public import NIOPosix
 public import NIOSSL
 
@@ -238,7 +239,12 @@ private struct SMTPConnection: Sendable {
         let handler = self.handler
         let channel = self.channel
         loop.execute { handler.value.next(promise) }
+        // Both run on the channel's loop: the deadline acts only if the reply has not come (a reply that arrives just
+        // before the deadline must not see its connection closed under the next command).
+        let answered = NIOLockedValueBox(false)
+        promise.futureResult.whenComplete { _ in answered.withLockedValue { $0 = true } }
         let deadline = loop.scheduleTask(in: timeout) {
+            guard !answered.withLockedValue({ $0 }) else { return }
             promise.fail(SMTPError(.timeout, "the server did not answer within \(timeout.nanoseconds / 1_000_000_000) s"))
             channel.close(promise: nil)
         }
