@@ -332,6 +332,7 @@ function openLink() {
   history.replaceState(null, "", window.location.pathname);
   $("link-page").hidden = false;
   $("signed-out").hidden = true;
+  $("signed-in").hidden = true;
   $(match[1] === "verify-email" ? "verify-link-card" : "reset-link-card").hidden = false;
   setStatus(match[1] === "verify-email" ? "Confirm your email address." : "Choose a new password.");
   return true;
@@ -437,6 +438,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("verify-link-confirm").addEventListener("click", guarded(confirmVerificationLink));
   $("reset-link-form").addEventListener("submit", guarded(confirmResetLink));
   if (!window.PublicKeyCredential) setStatus("This browser does not support passkeys.", true);
+  // A link opened while the page is already loaded changes only the fragment: no new load.
+  window.addEventListener("hashchange", () => openLink());
   if (openLink()) return;
   showSignedOut({ armAutofill: true });
 });
