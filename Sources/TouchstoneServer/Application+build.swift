@@ -108,7 +108,8 @@ public func buildApplication(
         now: dependencies.now,
         logger: logger,
         metrics: metrics,
-        subscriptions: subscriptions
+        subscriptions: subscriptions,
+        mailer: mailer
     )
     let ring: SigningKeyRing
     do {

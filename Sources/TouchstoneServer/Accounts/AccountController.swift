@@ -144,7 +144,7 @@ struct AccountController {
         let passwordHash = try await self.hasher.hash(input.newPassword)
         let userId = identity.user.id, keeping = identity.session.tokenHash, now = self.now()
         // The new hash, the other sessions' end and the event (with its webhook) commit together.
-        let event = self.audit.event(.passwordChanged, userId: userId)
+        let event = self.audit.event(.passwordChanged, userId: userId, notify: identity.user.email)
         let revoked = try await self.store.unitOfWork { tx -> Int? in
             guard try await tx.updatePassword(userId: userId, passwordHash: passwordHash) else { return nil }
             let revoked = try await tx.revokeSessions(userId: userId, keeping: keeping, at: now)

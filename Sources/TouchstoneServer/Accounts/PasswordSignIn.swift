@@ -30,7 +30,10 @@ struct PasswordSignIn: Sendable {
             try await self.limiter.checkLogin(email: email)
             let verification = try await self.hasher.verify(password, hash: user?.passwordHash)
             guard verification != .mismatch, let user else {
-                try await self.limiter.loginFailed(email: email)
+                if try await self.limiter.loginFailed(email: email), let user {
+                    // The account's password sign-in now waits: its user hears of it (someone may be guessing).
+                    try await self.audit.record(.passwordThrottled, .info, userId: user.id, notify: user.email)
+                }
                 try await self.limiter.credentialCheckFailed(client: client, userId: user?.id)
                 throw APIError.invalidCredentials
             }

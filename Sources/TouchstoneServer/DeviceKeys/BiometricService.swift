@@ -127,11 +127,11 @@ struct BiometricService: Sendable {
         let scope: ReplacementScope = self.policy.current.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
         // The activation, the registrations it replaces and their events (with their webhooks) commit together.
         let events: [AuditEventRecord]
-        let audit = self.audit, userId = caller.user.id
+        let audit = self.audit, userId = caller.user.id, address = caller.user.email
         do {
             events = try await self.audit.store.unitOfWork { tx in
                 let replaced = try await tx.activateRegistration(id: registrationId, replacing: scope, at: now)
-                let events = [audit.event(.registrationFinished, userId: userId, registrationId: registrationId)]
+                let events = [audit.event(.registrationFinished, userId: userId, registrationId: registrationId, notify: address)]
                     + replaced.map { audit.event(.registrationReplaced, .info, userId: userId, registrationId: $0, reason: registrationId) }
                 for event in events { try await tx.insertAuditEvent(event) }
                 return events

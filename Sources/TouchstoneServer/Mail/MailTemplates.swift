@@ -7,6 +7,9 @@ enum MailKind: String, Sendable, CaseIterable {
     case passwordReset = "password_reset"
     case signInCode = "sign_in_code"
     case passwordChanged = "password_changed"
+    case deviceEnrolled = "device_enrolled"
+    case passkeyAdded = "passkey_added"
+    case lockout
 }
 
 /// Renders mails from the templates: the text template's first line is `Subject: ...`; the rest is the text part.

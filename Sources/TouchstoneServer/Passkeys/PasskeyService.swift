@@ -133,7 +133,9 @@ struct PasskeyService: Sendable {
         )
         record.createdVia = mediation.rawValue
         record.attestationKeyId = verified.attestationKeyIdentifier
-        let event = self.audit.event(.passkeyAdded, userId: caller.user.id, passkeyId: record.id, reason: mediation == .conditional ? "conditional" : nil)
+        let event = self.audit.event(
+            .passkeyAdded, userId: caller.user.id, passkeyId: record.id, reason: mediation == .conditional ? "conditional" : nil,
+            notify: caller.user.email)
         let stored = record
         do {
             try await self.audit.commit(event) { tx in
@@ -377,7 +379,9 @@ struct PasskeyService: Sendable {
             if error.code == .invalidSignature {
                 let threshold = Int64(self.policy.current.lockoutThreshold)
                 let now = self.now()
-                try await self.audit.commit(self.audit.event(.passkeyLocked, .info, userId: passkey.userId, passkeyId: passkey.id)) { tx in
+                // The event (and its notice) is stored only if this failure is the one that locks.
+                let address = try await self.store.user(id: passkey.userId)?.email
+                try await self.audit.commit(self.audit.event(.passkeyLocked, .info, userId: passkey.userId, passkeyId: passkey.id, notify: address)) { tx in
                     try await tx.recordFailedPasskeyAssertion(id: passkey.id, threshold: threshold, at: now)
                 }
             }

@@ -82,7 +82,9 @@ struct PinService: Sendable {
         }
         let now = self.now()
         guard try await self.hasher.verify(pin: pin, hash: hash) != .mismatch else {
-            try await self.audit.commit(self.audit.event(.pinDisabled, .info, userId: userId, registrationId: registrationId)) { tx in
+            // The event (and its notice) is stored only if this wrong PIN is the one that disables the PIN.
+            let address = try await self.store.user(id: userId)?.email
+            try await self.audit.commit(self.audit.event(.pinDisabled, .info, userId: userId, registrationId: registrationId, notify: address)) { tx in
                 try await tx.recordWrongPin(registrationId: registrationId, maxAttempts: maxAttempts, at: now)
             }
             throw APIError.invalidPin

@@ -65,6 +65,8 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case emailCodeLogin = "email_code_login"
     /// A wrong mailed code or an unusable link for a verification or a reset (the reason names the purpose).
     case emailCodeRejected = "email_code.rejected"
+    /// Repeated wrong passwords made an account's password sign-in wait (the throttle's first refusal).
+    case passwordThrottled = "password.throttled"
 }
 
 enum AuditOutcome: String, Sendable {
@@ -86,6 +88,8 @@ struct AuditLog: Sendable {
     let metrics: ServerMetrics?
     /// Which webhook types have a subscriber; nil (the CLI): every type is announced.
     let subscriptions: WebhookSubscriptions?
+    /// Queues the notices some events send the account's address (``notices``); nil (the CLI): none.
+    let mailer: Mailer?
     /// Orders the events of one instance that share a millisecond: ids start with this counter.
     private let sequence = NIOLockedValueBox<UInt64>(0)
 
@@ -95,8 +99,10 @@ struct AuditLog: Sendable {
         now: @escaping @Sendable () -> Date,
         logger: Logger,
         metrics: ServerMetrics? = nil,
-        subscriptions: WebhookSubscriptions? = nil
+        subscriptions: WebhookSubscriptions? = nil,
+        mailer: Mailer? = nil
     ) {
+        self.mailer = mailer
         self.metrics = metrics
         self.subscriptions = subscriptions
         self.store = store
@@ -123,9 +129,12 @@ struct AuditLog: Sendable {
         registrationId: String? = nil,
         passkeyId: String? = nil,
         reason: String? = nil,
-        webhookData: [String: WebhookValue] = [:]
+        webhookData: [String: WebhookValue] = [:],
+        notify address: String? = nil
     ) async throws {
-        let event = self.event(type, outcome, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason, webhookData: webhookData)
+        let event = self.event(
+            type, outcome, userId: userId, registrationId: registrationId, passkeyId: passkeyId, reason: reason, webhookData: webhookData,
+            notify: address)
         try await self.store.insertAuditEvent(event)
         self.committed([event])
     }
@@ -144,9 +153,10 @@ struct AuditLog: Sendable {
     }
 
     /// Counts a wrong device-key signature; the one that reaches `threshold` locks the registration, recorded (with its
-    /// `device.locked` and `lockout.started` webhooks) in the same transaction.
+    /// `device.locked` and `lockout.started` webhooks and its notice) in the same transaction.
     func recordLockout(registration: RegistrationRecord, threshold: Int64, at now: Date) async throws {
-        let event = self.event(.registrationLocked, .info, userId: registration.userId, registrationId: registration.id)
+        let address = try await self.store.user(id: registration.userId)?.email
+        let event = self.event(.registrationLocked, .info, userId: registration.userId, registrationId: registration.id, notify: address)
         try await self.commit(event) { tx in
             try await tx.recordFailedSignature(registrationId: registration.id, threshold: threshold, at: now)
         }
@@ -154,9 +164,21 @@ struct AuditLog: Sendable {
 
     /// Reports events a caller stored in a transaction of its own, once it committed.
     func committed(_ events: [AuditEventRecord]) {
+        if events.contains(where: { !$0.mails.isEmpty }) { self.mailer?.committed() }
         guard let metrics = self.metrics else { return }
         for event in events { metrics.observe(event) }
     }
+
+    /// The notices events send to the account's address (docs/recovery.md, "Notices"): the mail and its values.
+    static let notices: [AuditEventType: (MailKind, [String: String])] = [
+        .passwordChanged: (.passwordChanged, ["how": "changed"]),
+        .registrationFinished: (.deviceEnrolled, [:]),
+        .passkeyAdded: (.passkeyAdded, [:]),
+        .registrationLocked: (.lockout, ["what": "biometric sign-in on a device", "unlock": "sign in with your password and unlock the device in your list."]),
+        .passkeyLocked: (.lockout, ["what": "a passkey", "unlock": "sign in with your password and unlock the passkey in your list."]),
+        .pinDisabled: (.lockout, ["what": "the app PIN of a device", "unlock": "sign in with your password: that turns the PIN back on."]),
+        .passwordThrottled: (.lockout, ["what": "password sign-in", "unlock": "wait a few minutes, or sign in another way (a passkey, a device, a code by mail)."]),
+    ]
 
     /// An event stamped like ``record(_:_:userId:registrationId:passkeyId:reason:)``'s, for a caller that stores it in
     /// a transaction of its own (a sign-in and its event commit together).
@@ -167,7 +189,8 @@ struct AuditLog: Sendable {
         registrationId: String? = nil,
         passkeyId: String? = nil,
         reason: String? = nil,
-        webhookData: [String: WebhookValue] = [:]
+        webhookData: [String: WebhookValue] = [:],
+        notify address: String? = nil
     ) -> AuditEventRecord {
         let client = ClientInfo.current
         var record = AuditEventRecord(
@@ -185,6 +208,14 @@ struct AuditLog: Sendable {
         record.webhooks = WebhookEvents.outbox(
             for: record, type: type, outcome: outcome, extra: webhookData, randomBytes: self.secrets.randomBytes,
             announcing: { self.subscriptions?.announces($0) ?? true })
+        if let address, let mailer = self.mailer, let (kind, values) = Self.notices[type] {
+            do {
+                record.mails = [try mailer.prepare(kind, to: address, values: values)]
+            } catch {
+                // A notice that cannot be written must not stop the change it reports.
+                self.logger.error("mail: the \(kind.rawValue) notice could not be prepared: \(error)")
+            }
+        }
         return record
     }
 

@@ -256,9 +256,12 @@ struct RateLimiter: Sendable {
     }
 
     /// Counts a failed password sign-in.
-    func loginFailed(email: String) async throws {
-        guard self.settings.enabled else { return }
-        _ = try await self.store.recordLoginFailure(key: Self.loginKey(email), window: self.settings.loginFailureWindow, at: self.now())
+    /// Counts a failed password sign-in; returns whether this failure is the one that starts the throttle.
+    @discardableResult
+    func loginFailed(email: String) async throws -> Bool {
+        guard self.settings.enabled else { return false }
+        let failures = try await self.store.recordLoginFailure(key: Self.loginKey(email), window: self.settings.loginFailureWindow, at: self.now())
+        return failures.failures == Int64(self.settings.loginFailureThreshold)
     }
 
     func loginSucceeded(email: String) async throws {

@@ -18,6 +18,9 @@ public struct AuditEventRecord: Sendable, Hashable, Codable {
     /// The webhook events this event gives the app's backend: written to the outbox in the transaction that stores
     /// this event (not a column of the audit trail).
     public var webhooks: [WebhookOutboxEvent] = []
+    /// The mails this event sends (a notice to the account's address): queued in the transaction that stores this
+    /// event (not a column of the audit trail).
+    public var mails: [QueuedMailRecord] = []
 
     enum CodingKeys: String, CodingKey {
         case id, occurredAt, type, outcome, userId, registrationId, passkeyId, clientAddress, userAgent, reason

@@ -133,15 +133,17 @@ extension SQLTouchstoneStore {
 // The mail queue.
 extension SQLTouchstoneStore {
     public func enqueueMail(_ mail: QueuedMailRecord) async throws {
-        try await self.executor.withDatabase { db in
-            try await db.raw(
-                """
-                INSERT INTO mail_queue (id, kind, sealed_message, created_at, state, attempts, next_attempt_at)
-                VALUES (\(bind: mail.id), \(bind: mail.kind), \(bind: mail.sealedMessage.base64URL), \(bind: mail.createdAt.millis),
-                    \(bind: mail.state.rawValue), \(bind: Int64(mail.attempts)), \(bind: mail.nextAttemptAt?.millis))
-                """
-            ).run()
-        }
+        try await self.executor.withDatabase { db in try await Self.enqueue(mail, into: db) }
+    }
+
+    static func enqueue(_ mail: QueuedMailRecord, into db: any SQLDatabase) async throws {
+        try await db.raw(
+            """
+            INSERT INTO mail_queue (id, kind, sealed_message, created_at, state, attempts, next_attempt_at)
+            VALUES (\(bind: mail.id), \(bind: mail.kind), \(bind: mail.sealedMessage.base64URL), \(bind: mail.createdAt.millis),
+                \(bind: mail.state.rawValue), \(bind: Int64(mail.attempts)), \(bind: mail.nextAttemptAt?.millis))
+            """
+        ).run()
     }
 
     public func claimDueMail(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [QueuedMailRecord] {

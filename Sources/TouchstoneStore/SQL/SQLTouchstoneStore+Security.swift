@@ -103,10 +103,10 @@ extension SQLTouchstoneStore {
     // MARK: Audit trail
 
     public func insertAuditEvent(_ event: AuditEventRecord) async throws {
-        if event.webhooks.isEmpty {
+        if event.webhooks.isEmpty && event.mails.isEmpty {
             try await self.executor.withDatabase { db in try await Self.insert(event, into: db) }
         } else {
-            // The event and its webhook messages commit together (inside a unit of work, with the change itself).
+            // The event, its webhook messages and mails commit together (inside a unit of work, with the change itself).
             try await self.executor.withTransaction { db in try await Self.insert(event, into: db) }
         }
     }
@@ -117,10 +117,11 @@ extension SQLTouchstoneStore {
         }
     }
 
-    /// Inserts `event` and its webhook messages; the caller makes it one transaction when there are messages.
+    /// Inserts `event`, its webhook messages and its mails; the caller makes it one transaction when there are any.
     static func insert(_ event: AuditEventRecord, into db: any SQLDatabase) async throws {
         try await db.raw("INSERT INTO audit_events (\(unsafeRaw: AuditEventRecord.insertColumns)) VALUES (\(binds: event.insertValues))").run()
         for webhook in event.webhooks { try await Self.enqueue(webhook, into: db) }
+        for mail in event.mails { try await Self.enqueue(mail, into: db) }
     }
 
     public func auditEvents(_ query: AuditEventQuery) async throws -> [AuditEventRecord] {

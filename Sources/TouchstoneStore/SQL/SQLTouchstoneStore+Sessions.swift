@@ -19,6 +19,8 @@ extension SQLTouchstoneStore {
             )
             """
         for (index, event) in events.enumerated() {
+            // A sign-in's events announce (webhooks) but mail nothing; notices come from other changes.
+            precondition(event.mails.isEmpty, "a sign-in's events carry no mail")
             sql += """
                 , new_event_\(unsafeRaw: String(index)) AS (
                     INSERT INTO audit_events (\(unsafeRaw: AuditEventRecord.insertColumns))
