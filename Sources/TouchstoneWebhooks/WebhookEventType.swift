@@ -33,7 +33,7 @@ public struct WebhookEventType: Sendable, Hashable {
             summary: "A user signed in (a sign-up's first session too).",
             data: [
                 Self.userId,
-                ("method", "How: password, biometric, pin, passkey, email_code, or sign_up for a new account's first session."),
+                ("method", "How: password, biometric, pin, passkey, email_code, recovery_code, or sign_up for a new account's first session."),
                 ("registrationId", "The device-key registration used (biometric and pin), or null."),
                 ("passkeyId", "The passkey used (passkey), or null."),
             ]
@@ -47,6 +47,11 @@ public struct WebhookEventType: Sendable, Hashable {
         WebhookEventType(
             name: "password.reset_requested",
             summary: "A password reset was asked for an existing account (a code and link were mailed).",
+            data: [Self.userId]
+        ),
+        WebhookEventType(
+            name: "recovery_codes.generated",
+            summary: "A user made new recovery codes (the previous ones stopped working).",
             data: [Self.userId]
         ),
         WebhookEventType(

@@ -11,7 +11,7 @@ public struct AuthenticatedSession: Sendable {
 
 /// Creates, checks and ends sessions.
 struct SessionManager: Sendable {
-    let store: any SessionStore & UserStore
+    let store: any SessionStore & UserStore & RegistrationStore & PasskeyStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     /// Session lifetimes come from the runtime policy.
@@ -103,6 +103,34 @@ struct SessionManager: Sendable {
     func requireRecentPassword(_ caller: AuthenticatedSession, within window: TimeInterval) throws {
         guard let passwordAt = caller.session.passwordAuthenticatedAt, self.now().timeIntervalSince(passwordAt) <= window else {
             throw APIError.reauthenticationRequired
+        }
+    }
+
+    /// Enrolling a device or a passkey: a password proven within `window` in this session, or a session opened with a
+    /// recovery code within `window` that has not enrolled anything yet (one new device or passkey after a lost phone).
+    ///
+    /// - Throws: 403 `reauthentication_required`.
+    func requireEnrolmentAllowed(_ caller: AuthenticatedSession, within window: TimeInterval) async throws {
+        if (try? self.requireRecentPassword(caller, within: window)) != nil { return }
+        let session = caller.session
+        guard session.methods == [.recoveryCode], self.now().timeIntervalSince(session.authenticatedAt) <= window else {
+            throw APIError.reauthenticationRequired
+        }
+        let since = session.authenticatedAt
+        let devices = try await self.store.registrations(userId: caller.user.id).filter { $0.status != .pending && $0.createdAt >= since }
+        let passkeys = try await self.store.passkeys(userId: caller.user.id).filter { $0.createdAt >= since }
+        guard devices.isEmpty && passkeys.isEmpty else {
+            throw APIError.recoveryEnrolmentUsed
+        }
+    }
+
+    /// Privileged account settings (recovery codes): a password or a passkey proven within `window` in this session.
+    ///
+    /// - Throws: 403 `reauthentication_required`.
+    func requireRecentPasswordOrPasskey(_ caller: AuthenticatedSession, within window: TimeInterval) throws {
+        if (try? self.requireRecentPassword(caller, within: window)) != nil { return }
+        guard caller.session.methods.contains(.passkey), self.now().timeIntervalSince(caller.session.authenticatedAt) <= window else {
+            throw APIError.reauthenticationWithPasswordOrPasskeyRequired
         }
     }
 

@@ -62,7 +62,7 @@ struct BiometricService: Sendable {
     ) async throws -> StartedChallenge {
         try self.requireEnabled()
         let now = self.now()
-        try self.sessions.requireRecentPassword(caller, within: self.configuration.reauthenticationWindow.timeInterval)
+        try await self.sessions.requireEnrolmentAllowed(caller, within: self.configuration.reauthenticationWindow.timeInterval)
         try self.sessions.requireVerifiedEmailForEnrolment(caller)
         let policy = self.policy.current
         guard let algorithm = SignatureAlgorithm(rawValue: algorithmName) else {
@@ -113,6 +113,10 @@ struct BiometricService: Sendable {
             throw APIError.registrationNotFound
         }
         guard registration.status == .pending else { throw APIError.challengeNotFound }
+        // A recovery-code session enrols one device: checked again here, where several may have been started.
+        if caller.session.methods == [.recoveryCode] {
+            try await self.sessions.requireEnrolmentAllowed(caller, within: self.configuration.reauthenticationWindow.timeInterval)
+        }
         guard let challenge = try await self.store.consumeLatestChallenge(
             registrationId: registrationId,
             purpose: .registration,

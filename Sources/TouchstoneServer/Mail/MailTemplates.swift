@@ -10,6 +10,7 @@ enum MailKind: String, Sendable, CaseIterable {
     case deviceEnrolled = "device_enrolled"
     case passkeyAdded = "passkey_added"
     case lockout
+    case recoveryCodeUsed = "recovery_code_used"
 }
 
 /// Renders mails from the templates: the text template's first line is `Subject: ...`; the rest is the text part.

@@ -46,7 +46,7 @@ struct PasskeyService: Sendable {
 
     func registrationOptions(caller: AuthenticatedSession, hints: [PasskeyHint]? = nil) async throws -> CreationOptionsJSON {
         let now = self.now()
-        try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow)
+        try await self.sessions.requireEnrolmentAllowed(caller, within: self.reauthenticationWindow)
         try self.sessions.requireVerifiedEmailForEnrolment(caller)
         let challenge = self.secrets.newChallenge()
         try await self.store.insertWebAuthnChallenge(
@@ -89,6 +89,8 @@ struct PasskeyService: Sendable {
         let now = self.now()
         // An automatic upgrade is made without a gesture: it must follow a password sign-in closely.
         if mediation == .conditional { try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow) }
+        // A recovery-code session enrols one passkey: checked again here, where options were asked for before.
+        if caller.session.methods == [.recoveryCode] { try await self.sessions.requireEnrolmentAllowed(caller, within: self.reauthenticationWindow) }
         try self.sessions.requireVerifiedEmailForEnrolment(caller)
         let (rawId, clientDataJSON, attestationObject) = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
         let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .registration, at: now)

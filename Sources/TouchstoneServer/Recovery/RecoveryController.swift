@@ -18,6 +18,9 @@ struct RecoveryController {
         mail.post("/v1/password-resets/confirm", use: self.confirmPasswordReset)
         mail.post("/v1/email-codes", use: self.requestEmailCode)
         mail.post("/v1/email-codes/verify", use: self.verifyEmailCode)
+        router.group("/v1/recovery-codes").add(middleware: authenticator).post(use: self.generateRecoveryCodes)
+        router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.service.core.limiter, group: "password"))
+            .post("/v1/recovery-codes/verify", use: self.verifyRecoveryCode)
     }
 
     /// `{"status": "queued"}`: what every mail-sending route answers with 202, whatever happens to the mail.
@@ -148,6 +151,40 @@ struct RecoveryController {
     @Sendable func verifyEmailCode(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         let input = try await request.decodeJSON(as: VerifyInput.self, context: context)
         let (user, token, session) = try await self.service.verifyEmailCode(email: input.email, code: input.code)
+        return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+}
+
+extension RecoveryController {
+    struct Codes: Encodable { var codes: [String] }
+
+    @Sendable func generateRecoveryCodes(request: Request, context: Context) async throws -> JSONResponse<Codes> {
+        let codes = try await self.service.generateRecoveryCodes(try context.requireIdentity())
+        // Shown once: no cache keeps them.
+        return JSONResponse(.created, Codes(codes: codes), headers: [.cacheControl: "no-store"])
+    }
+
+    struct RecoveryCodeInput: Decodable {
+        var email: String
+        var code: String
+
+        enum CodingKeys: CodingKey { case email, code }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.email = try container.decodeEmail(.email)
+            self.code = try container.decodeString(.code, maxLength: 64) { (text) throws(FieldError) in
+                guard let code = RecoveryCodes.normalize(text) else {
+                    throw FieldError(message: "field 'code' must be a recovery code: ten letters and digits, as xxxxx-xxxxx")
+                }
+                return code
+            }
+        }
+    }
+
+    @Sendable func verifyRecoveryCode(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        let input = try await request.decodeJSON(as: RecoveryCodeInput.self, context: context)
+        let (user, token, session) = try await self.service.verifyRecoveryCode(email: input.email, code: input.code, client: context.client)
         return JSONResponse(.ok, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
     }
 }

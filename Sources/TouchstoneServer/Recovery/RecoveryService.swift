@@ -12,6 +12,7 @@ struct RecoveryService: Sendable {
     let core: ServerCore
     let challenges: EmailChallenges
     let background: BackgroundWork
+    let recoveryCodes: RecoveryCodes
 
     init(core: ServerCore) {
         self.core = core
@@ -23,6 +24,7 @@ struct RecoveryService: Sendable {
             maximumAttempts: core.configuration.recovery.maximumCodeAttempts
         )
         self.background = BackgroundWork(logger: core.logger)
+        self.recoveryCodes = RecoveryCodes(keyEncryptionKey: core.mailer.keyEncryptionKey, randomBytes: core.dependencies.randomBytes)
     }
 
     var settings: RecoverySettings { self.core.configuration.recovery }
@@ -199,6 +201,53 @@ struct RecoveryService: Sendable {
             }
             self.audit.committed([event])
             return (try await self.store.user(id: user.id) ?? user, token, session)
+        }
+    }
+
+    // MARK: Recovery codes
+
+    /// `POST /v1/recovery-codes`: ten new codes (shown this once), replacing the previous ones; needs a password or
+    /// passkey proven within the reauthentication window.
+    func generateRecoveryCodes(_ caller: AuthenticatedSession) async throws -> [String] {
+        try self.core.sessions.requireRecentPasswordOrPasskey(caller, within: self.core.reauthenticationWindow)
+        let codes = self.recoveryCodes.generate()
+        let hashes = codes.map { self.recoveryCodes.hash(RecoveryCodes.normalize($0)!, userId: caller.user.id) }
+        let now = self.core.now()
+        try await self.audit.commit(self.audit.event(.recoveryCodesGenerated, userId: caller.user.id)) { tx in
+            try await tx.replaceRecoveryCodes(userId: caller.user.id, codeHashes: hashes, at: now)
+            return true
+        }
+        return codes
+    }
+
+    /// `POST /v1/recovery-codes/verify`: a session with `methods: ["recovery_code"]`, which may enrol one new device
+    /// or passkey; the account's address is told, with the number of codes left.
+    ///
+    /// - Throws: 400 `invalid_code` for an unknown address, a wrong or used code (the same answer); the limiter's 429s
+    ///   (a wrong code counts as a failed credential check of the client address).
+    func verifyRecoveryCode(email: String, code: String, client: ClientInfo) async throws -> (UserRecord, String, SessionRecord) {
+        let user = try await self.store.user(email: email)
+        return try await self.audit.failures(.recoveryCodeLogin, userId: user?.id) {
+            try await self.core.limiter.checkFailedCredentials(client: client)
+            try await self.core.limiter.checkAccount("account:\(email)", userId: user?.id)
+            let now = self.core.now()
+            let hash = self.recoveryCodes.hash(code, userId: user?.id ?? "-")
+            guard let user, try await self.store.useRecoveryCode(userId: user.id, codeHash: hash, at: now) else {
+                try await self.core.limiter.credentialCheckFailed(client: client, userId: user?.id)
+                throw APIError.invalidCode
+            }
+            let (token, session) = self.core.sessions.make(for: user, method: .recoveryCode)
+            let remaining = try await self.store.unusedRecoveryCodeCount(userId: user.id)
+            let notice = try self.mailer.prepare(.recoveryCodeUsed, to: user.email, values: ["remaining": String(remaining)])
+            let event = self.audit.event(.recoveryCodeLogin, userId: user.id)
+            try await self.store.unitOfWork { tx in
+                try await tx.insertSession(session)
+                try await tx.enqueueMail(notice)
+                try await tx.insertAuditEvent(event)
+            }
+            self.audit.committed([event])
+            self.mailer.committed()
+            return (user, token, session)
         }
     }
 

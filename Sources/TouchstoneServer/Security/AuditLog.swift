@@ -67,6 +67,8 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case emailCodeRejected = "email_code.rejected"
     /// Repeated wrong passwords made an account's password sign-in wait (the throttle's first refusal).
     case passwordThrottled = "password.throttled"
+    case recoveryCodesGenerated = "recovery_codes.generated"
+    case recoveryCodeLogin = "recovery_code_login"
 }
 
 enum AuditOutcome: String, Sendable {

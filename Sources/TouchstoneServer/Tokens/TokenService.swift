@@ -57,7 +57,7 @@ struct TokenService: Sendable {
             switch method {
             case .password: add("pwd")
             case .pin: add("pin")
-            case .emailCode: add("otp")
+            case .emailCode, .recoveryCode: add("otp")
             case .biometric, .passkey:
                 add("hwk")
                 add("user")

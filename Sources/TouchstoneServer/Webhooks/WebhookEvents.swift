@@ -18,7 +18,9 @@ enum WebhookEvents {
     ) -> [WebhookOutboxEvent] {
         // Most audit events announce nothing, or nothing anyone listens to: decided before anything is built.
         guard let names = Self.types[type], names.contains(where: announcing) else { return [] }
-        if type == .passwordLogin || type == .biometricLogin || type == .pinLogin || type == .passkeyLogin || type == .emailCodeLogin, outcome != .success {
+        if type == .passwordLogin || type == .biometricLogin || type == .pinLogin || type == .passkeyLogin || type == .emailCodeLogin
+            || type == .recoveryCodeLogin, outcome != .success
+        {
             return []
         }
         let user: [String: WebhookValue] = ["userId": record.userId.map(WebhookValue.string) ?? .null]
@@ -36,6 +38,8 @@ enum WebhookEvents {
         case .pinLogin where outcome == .success: session("pin")
         case .passkeyLogin where outcome == .success: session("passkey")
         case .emailCodeLogin where outcome == .success: session("email_code")
+        case .recoveryCodeLogin where outcome == .success: session("recovery_code")
+        case .recoveryCodesGenerated: events.append(("recovery_codes.generated", user))
         case .emailVerified: events.append(("user.email_verified", user))
         case .passwordResetRequested: events.append(("password.reset_requested", user))
         case .passwordReset: events.append(("password.reset", user))
@@ -67,7 +71,8 @@ enum WebhookEvents {
     static let types: [AuditEventType: [String]] = [
         .userCreated: ["user.created"], .userDeleted: ["user.deleted"],
         .passwordLogin: ["session.created"], .biometricLogin: ["session.created"], .pinLogin: ["session.created"],
-        .passkeyLogin: ["session.created"], .emailCodeLogin: ["session.created"], .emailVerified: ["user.email_verified"],
+        .passkeyLogin: ["session.created"], .emailCodeLogin: ["session.created"], .recoveryCodeLogin: ["session.created"],
+        .recoveryCodesGenerated: ["recovery_codes.generated"], .emailVerified: ["user.email_verified"],
         .passwordResetRequested: ["password.reset_requested"], .passwordReset: ["password.reset"], .passwordChanged: ["password.changed"], .registrationFinished: ["device.enrolled"],
         .registrationRevoked: ["device.revoked"], .registrationReplaced: ["device.revoked"],
         .registrationLocked: ["device.locked", "lockout.started"], .registrationInvalidated: ["device.invalidated"],

@@ -33,6 +33,9 @@ public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseItera
     case pin
     /// A 6-digit code mailed to the account's address (issue #33): like a PIN, never enough for privileged operations.
     case emailCode = "email_code"
+    /// One of the account's recovery codes (issue #33): enough to enrol one new device or passkey, nothing else
+    /// privileged.
+    case recoveryCode = "recovery_code"
 }
 
 /// A session. Only the SHA-256 hash of its bearer token is stored.
