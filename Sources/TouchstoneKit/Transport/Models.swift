@@ -7,6 +7,8 @@ public struct TouchstoneUser: Sendable, Hashable, Codable {
     public var email: String
     public var displayName: String?
     public var createdAt: String
+    /// Whether a mailed code or link proved the address (absent from older servers).
+    public var emailVerified: Bool?
 }
 
 /// `session` as the server returns it.
@@ -16,7 +18,7 @@ public struct TouchstoneSessionInfo: Sendable, Hashable, Codable {
     public var expiresAt: String
     public var idleExpiresAt: String
     public var authenticatedAt: String
-    /// `password` or `biometric`.
+    /// How the session was opened: `password`, `biometric`, `passkey`, `pin`, `email_code` or `recovery_code`.
     public var methods: [String]
 }
 
@@ -143,4 +145,16 @@ public struct ConfirmationRequest: Sendable, Hashable {
         self.summary = summary
         self.payload = payload
     }
+}
+
+/// What a password reset did (`POST /v1/password-resets/confirm`).
+public struct PasswordReset: Sendable, Hashable, Codable {
+    public var user: TouchstoneUser
+    /// How many sessions of the account ended (all of them).
+    public var revokedSessions: Int
+    /// A new session, unless the account has passkeys or device keys: then its user signs in again.
+    public var session: TouchstoneSessionInfo?
+
+    /// The new session with its user, when the reset opened one.
+    public var signedIn: TouchstoneSession? { self.session.map { TouchstoneSession(user: self.user, session: $0) } }
 }

@@ -42,6 +42,66 @@ public struct TouchstoneClient: Sendable {
         try await self.callWithoutResult("DELETE", "/v1/session", token: token)
     }
 
+    // MARK: Email and recovery (docs/recovery.md)
+
+    /// Mails a new verification code and link to the session's address (`POST /v1/email/verification`).
+    public func resendEmailVerification(token: String) async throws {
+        _ = try await self.exchange("POST", "/v1/email/verification", token: token, body: String?.none)
+    }
+
+    /// Verifies the session's address with the mailed 6-digit code; returns the user with `emailVerified`.
+    public func confirmEmailVerification(code: String, token: String) async throws -> TouchstoneUser {
+        let answer: UserEnvelope = try await self.call("POST", "/v1/email/verification/confirm", token: token, body: ["code": code])
+        return answer.user
+    }
+
+    /// Verifies an address with the token of the mailed link (the part after `#verify-email=`), without a session.
+    public func confirmEmailVerification(linkToken: String) async throws -> TouchstoneUser {
+        let answer: UserEnvelope = try await self.call("POST", "/v1/email/verification/confirm", body: ["token": linkToken])
+        return answer.user
+    }
+
+    /// "Forgot password?": a code and link go to the address if it has an account; the answer is the same either way.
+    public func requestPasswordReset(email: String) async throws {
+        _ = try await self.exchange("POST", "/v1/password-resets", token: nil, body: ["email": email])
+    }
+
+    /// Sets a new password with the mailed code. Every session of the account ends; ``PasswordReset/signedIn`` is a
+    /// new session unless the account has passkeys or device keys.
+    public func resetPassword(email: String, code: String, newPassword: String) async throws -> PasswordReset {
+        try await self.call("POST", "/v1/password-resets/confirm", body: ["email": email, "code": code, "newPassword": newPassword])
+    }
+
+    /// Sets a new password with the token of the mailed link (the part after `#reset-password=`).
+    public func resetPassword(linkToken: String, newPassword: String) async throws -> PasswordReset {
+        try await self.call("POST", "/v1/password-resets/confirm", body: ["token": linkToken, "newPassword": newPassword])
+    }
+
+    /// "Email me a code": a 6-digit sign-in code goes to the address if it has an account.
+    public func requestEmailCode(email: String) async throws {
+        _ = try await self.exchange("POST", "/v1/email-codes", token: nil, body: ["email": email])
+    }
+
+    /// Signs in with a mailed code: an `email_code` session, which cannot enrol devices or passkeys.
+    public func signIn(email: String, emailCode: String) async throws -> TouchstoneSession {
+        try await self.call("POST", "/v1/email-codes/verify", body: ["email": email, "code": emailCode])
+    }
+
+    /// Ten new recovery codes (`xxxxx-xxxxx`), shown this once; needs a password or passkey sign-in in the last few
+    /// minutes. The previous codes stop working.
+    public func generateRecoveryCodes(token: String) async throws -> [String] {
+        let answer: RecoveryCodesEnvelope = try await self.call("POST", "/v1/recovery-codes", token: token, body: nil)
+        return answer.codes
+    }
+
+    /// Signs in with a recovery code: a `recovery_code` session that may enrol one new device or passkey.
+    public func signIn(email: String, recoveryCode: String) async throws -> TouchstoneSession {
+        try await self.call("POST", "/v1/recovery-codes/verify", body: ["email": email, "code": recoveryCode])
+    }
+
+    private struct UserEnvelope: Decodable { var user: TouchstoneUser }
+    private struct RecoveryCodesEnvelope: Decodable { var codes: [String] }
+
     // MARK: Access tokens
 
     /// An access token (a short-lived JWT) for the app's own API, from the session.
