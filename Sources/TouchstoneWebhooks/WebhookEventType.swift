@@ -50,6 +50,11 @@ public struct WebhookEventType: Sendable, Hashable {
             data: [Self.userId]
         ),
         WebhookEventType(
+            name: "user.email_changed",
+            summary: "A user changed the account's address, confirmed with a code or link mailed to the new one.",
+            data: [Self.userId, ("email", "The new address (verified).")]
+        ),
+        WebhookEventType(
             name: "recovery_codes.generated",
             summary: "A user made new recovery codes (the previous ones stopped working).",
             data: [Self.userId]

@@ -11,7 +11,7 @@ struct RecoveryClientTests {
         let mailbox = TestMailbox()
         try await TestServer.run(mailbox: mailbox) { client in
             let api = TouchstoneClient(transport: TestClientTransport(client))
-            let email = "sdk-recovery@example.com"
+            var email = "sdk-recovery@example.com"
             let signedUp = try await api.createUser(email: email, password: "correct horse battery")
             #expect(signedUp.user.emailVerified == false)
 
@@ -21,6 +21,13 @@ struct RecoveryClientTests {
             let code = try #require(try await mailbox.waitForMail(to: email, kind: "verify_email", count: 2).code)
             let verified = try await api.confirmEmailVerification(code: code, token: signedUp.session.token)
             #expect(verified.emailVerified == true)
+
+            // A new address, confirmed with the code mailed to it.
+            try await api.requestEmailChange(to: "sdk-recovery-2@example.com", token: signedUp.session.token)
+            let changeCode = try #require(try await mailbox.waitForMail(to: "sdk-recovery-2@example.com", kind: "email_change").code)
+            let changed = try await api.confirmEmailChange(code: changeCode, token: signedUp.session.token)
+            #expect(changed.email == "sdk-recovery-2@example.com" && changed.emailVerified == true)
+            email = changed.email
 
             // Recovery codes, then a sign-in with one.
             let codes = try await api.generateRecoveryCodes(token: signedUp.session.token)

@@ -87,6 +87,18 @@ public struct TouchstoneClient: Sendable {
         try await self.call("POST", "/v1/email-codes/verify", body: ["email": email, "code": emailCode])
     }
 
+    /// Asks to change the account's address: a code and link go to `newEmail`, a notice to the current address; needs a
+    /// password or passkey sign-in in the last few minutes.
+    public func requestEmailChange(to newEmail: String, token: String) async throws {
+        _ = try await self.exchange("PUT", "/v1/session/email", token: token, body: ["email": newEmail])
+    }
+
+    /// Confirms the new address with the code mailed to it; returns the user with the new, verified address.
+    public func confirmEmailChange(code: String, token: String) async throws -> TouchstoneUser {
+        let answer: UserEnvelope = try await self.call("POST", "/v1/session/email/confirm", token: token, body: ["code": code])
+        return answer.user
+    }
+
     /// Ten new recovery codes (`xxxxx-xxxxx`), shown this once; needs a password or passkey sign-in in the last few
     /// minutes. The previous codes stop working.
     public func generateRecoveryCodes(token: String) async throws -> [String] {

@@ -66,6 +66,7 @@ extension APIError {
         code: "invalid_code",
         message: "the code or link is wrong, expired or already used; after 5 wrong codes ask for a new one"
     )
+    static let emailUnchanged = APIError(.conflict, code: "email_unchanged", message: "this is already the account's address")
     static let emailAlreadyVerified = APIError(.conflict, code: "email_already_verified", message: "the account's address is already verified")
     static let emailNotVerified = APIError(
         .forbidden,

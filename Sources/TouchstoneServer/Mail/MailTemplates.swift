@@ -11,6 +11,8 @@ enum MailKind: String, Sendable, CaseIterable {
     case passkeyAdded = "passkey_added"
     case lockout
     case recoveryCodeUsed = "recovery_code_used"
+    case emailChange = "email_change"
+    case emailChangeNotice = "email_change_notice"
 }
 
 /// Renders mails from the templates: the text template's first line is `Subject: ...`; the rest is the text part.

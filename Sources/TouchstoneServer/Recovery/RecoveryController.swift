@@ -18,6 +18,8 @@ struct RecoveryController {
         mail.post("/v1/password-resets/confirm", use: self.confirmPasswordReset)
         mail.post("/v1/email-codes", use: self.requestEmailCode)
         mail.post("/v1/email-codes/verify", use: self.verifyEmailCode)
+        mail.group("/v1/session/email").add(middleware: authenticator).put(use: self.requestEmailChange)
+        mail.post("/v1/session/email/confirm", use: self.confirmEmailChange)
         router.group("/v1/recovery-codes").add(middleware: authenticator).post(use: self.generateRecoveryCodes)
         router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.service.core.limiter, group: "password"))
             .post("/v1/recovery-codes/verify", use: self.verifyRecoveryCode)
@@ -156,6 +158,24 @@ struct RecoveryController {
 }
 
 extension RecoveryController {
+    @Sendable func requestEmailChange(request: Request, context: Context) async throws -> JSONResponse<Queued> {
+        let input = try await request.decodeJSON(as: EmailInput.self, context: context)
+        try await self.service.requestEmailChange(try context.requireIdentity(), to: input.email)
+        return JSONResponse(.accepted, Queued())
+    }
+
+    @Sendable func confirmEmailChange(request: Request, context: Context) async throws -> JSONResponse<UserOnly> {
+        let input = try await request.decodeJSON(as: ConfirmInput.self, context: context)
+        let user: UserRecord
+        if let token = input.token {
+            user = try await self.service.confirmEmailChange(token: token)
+        } else {
+            let caller = try await self.service.core.sessions.authenticate(token: try request.bearerToken())
+            user = try await self.service.confirmEmailChange(code: input.code ?? "", caller: caller)
+        }
+        return JSONResponse(.ok, UserOnly(user: UserResource(user)))
+    }
+
     struct Codes: Encodable { var codes: [String] }
 
     @Sendable func generateRecoveryCodes(request: Request, context: Context) async throws -> JSONResponse<Codes> {

@@ -204,6 +204,66 @@ struct RecoveryService: Sendable {
         }
     }
 
+    // MARK: Email change
+
+    /// `PUT /v1/session/email`: a code and link to the new address (the change waits for them) and a notice to the
+    /// current one; needs a password or passkey proven within the reauthentication window.
+    ///
+    /// - Throws: 409 `email_taken` when another account has the address, `email_unchanged` when it is the account's;
+    ///   the reauthentication and mail limits.
+    func requestEmailChange(_ caller: AuthenticatedSession, to email: String) async throws {
+        try self.core.sessions.requireRecentPasswordOrPasskey(caller, within: self.core.reauthenticationWindow)
+        guard email != caller.user.email else { throw APIError.emailUnchanged }
+        guard try await self.store.user(email: email) == nil else { throw APIError.emailTaken }
+        try await self.core.limiter.checkMail(to: email, limit: self.core.configuration.mail.perAddress)
+        let issued = self.challenges.issue(userId: caller.user.id, purpose: .changeEmail, email: email, ttl: self.settings.verificationTTL)
+        let confirm = try self.mailer.prepare(.emailChange, to: email, values: [
+            "code": issued.code,
+            "link": self.mailer.link("change-email=\(issued.token)"),
+            "validFor": Mailer.duration(self.settings.verificationTTL),
+        ])
+        let notice = try self.mailer.prepare(.emailChangeNotice, to: caller.user.email, values: ["newEmail": email])
+        let event = self.audit.event(.emailChangeRequested, .info, userId: caller.user.id)
+        try await self.store.unitOfWork { tx in
+            try await tx.replaceEmailChallenge(issued.record)
+            try await tx.enqueueMail(confirm)
+            try await tx.enqueueMail(notice)
+            try await tx.insertAuditEvent(event)
+        }
+        self.audit.committed([event])
+        self.mailer.committed()
+    }
+
+    /// `POST /v1/session/email/confirm` with the code (and the session that asked).
+    func confirmEmailChange(code: String, caller: AuthenticatedSession) async throws -> UserRecord {
+        let challenge = try await self.rejecting(.changeEmail, userId: caller.user.id) {
+            try await self.challenges.verify(code: code, userId: caller.user.id, purpose: .changeEmail)
+        }
+        return try await self.changeEmail(challenge)
+    }
+
+    /// `POST /v1/session/email/confirm` with the link's token (no session needed).
+    func confirmEmailChange(token: String) async throws -> UserRecord {
+        let challenge = try await self.rejecting(.changeEmail, userId: nil) {
+            try await self.challenges.verify(token: token, purpose: .changeEmail)
+        }
+        return try await self.changeEmail(challenge)
+    }
+
+    private func changeEmail(_ challenge: EmailChallengeRecord) async throws -> UserRecord {
+        let event = self.audit.event(.emailChanged, userId: challenge.userId, webhookData: ["email": .string(challenge.email)])
+        let now = self.core.now()
+        do {
+            guard try await self.audit.commit(event, when: { tx in try await tx.changeEmail(userId: challenge.userId, to: challenge.email, at: now) }) else {
+                throw APIError.invalidCode
+            }
+        } catch let error as StoreError where error == .conflict("") {
+            throw APIError.emailTaken
+        }
+        guard let user = try await self.store.user(id: challenge.userId) else { throw APIError.invalidCode }
+        return user
+    }
+
     // MARK: Recovery codes
 
     /// `POST /v1/recovery-codes`: ten new codes (shown this once), replacing the previous ones; needs a password or

@@ -69,6 +69,8 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case passwordThrottled = "password.throttled"
     case recoveryCodesGenerated = "recovery_codes.generated"
     case recoveryCodeLogin = "recovery_code_login"
+    case emailChangeRequested = "email.change_requested"
+    case emailChanged = "email.changed"
 }
 
 enum AuditOutcome: String, Sendable {

@@ -40,6 +40,7 @@ enum WebhookEvents {
         case .emailCodeLogin where outcome == .success: session("email_code")
         case .recoveryCodeLogin where outcome == .success: session("recovery_code")
         case .recoveryCodesGenerated: events.append(("recovery_codes.generated", user))
+        case .emailChanged: events.append(("user.email_changed", user))
         case .emailVerified: events.append(("user.email_verified", user))
         case .passwordResetRequested: events.append(("password.reset_requested", user))
         case .passwordReset: events.append(("password.reset", user))
@@ -72,7 +73,7 @@ enum WebhookEvents {
         .userCreated: ["user.created"], .userDeleted: ["user.deleted"],
         .passwordLogin: ["session.created"], .biometricLogin: ["session.created"], .pinLogin: ["session.created"],
         .passkeyLogin: ["session.created"], .emailCodeLogin: ["session.created"], .recoveryCodeLogin: ["session.created"],
-        .recoveryCodesGenerated: ["recovery_codes.generated"], .emailVerified: ["user.email_verified"],
+        .recoveryCodesGenerated: ["recovery_codes.generated"], .emailChanged: ["user.email_changed"], .emailVerified: ["user.email_verified"],
         .passwordResetRequested: ["password.reset_requested"], .passwordReset: ["password.reset"], .passwordChanged: ["password.changed"], .registrationFinished: ["device.enrolled"],
         .registrationRevoked: ["device.revoked"], .registrationReplaced: ["device.revoked"],
         .registrationLocked: ["device.locked", "lockout.started"], .registrationInvalidated: ["device.invalidated"],

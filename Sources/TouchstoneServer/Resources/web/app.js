@@ -50,6 +50,8 @@ function showSignedOut({ armAutofill } = { armAutofill: false }) {
   session = null;
   confirmation = null;
   $("confirmation").hidden = true;
+  $("recovery-codes").replaceChildren();
+  $("recovery-codes").hidden = true;
   $("signed-in").hidden = true;
   $("signed-out").hidden = false;
   if (armAutofill) startConditionalSignIn();
@@ -294,6 +296,16 @@ async function verifyEmailCode(event) {
   setStatus("Signed in with a code from your mail.");
 }
 
+async function recoverySignIn(event) {
+  event.preventDefault();
+  const email = $("email-code-email");
+  if (!email.reportValidity()) return;
+  await abortPendingCeremonies();
+  showSignedIn(await api("POST", "/v1/recovery-codes/verify", { email: email.value, code: $("recovery-code").value }));
+  $("recovery-code").value = "";
+  setStatus("Signed in with a recovery code: you may add one new passkey or device now. Make new codes when you can.");
+}
+
 async function requestPasswordReset() {
   const email = $("email-code-email");
   if (!email.reportValidity()) return;
@@ -326,15 +338,16 @@ async function confirmReset(event) {
 let linkToken = null;
 
 function openLink() {
-  const match = /^#(verify-email|reset-password)=([A-Za-z0-9_-]{43})$/.exec(window.location.hash);
+  const match = /^#(verify-email|reset-password|change-email)=([A-Za-z0-9_-]{43})$/.exec(window.location.hash);
   if (!match) return false;
   linkToken = match[2];
   history.replaceState(null, "", window.location.pathname);
   $("link-page").hidden = false;
   $("signed-out").hidden = true;
   $("signed-in").hidden = true;
-  $(match[1] === "verify-email" ? "verify-link-card" : "reset-link-card").hidden = false;
-  setStatus(match[1] === "verify-email" ? "Confirm your email address." : "Choose a new password.");
+  const cards = { "verify-email": "verify-link-card", "reset-password": "reset-link-card", "change-email": "change-link-card" };
+  $(cards[match[1]]).hidden = false;
+  setStatus(match[1] === "reset-password" ? "Choose a new password." : "Confirm your email address.");
   return true;
 }
 
@@ -343,6 +356,43 @@ function closeLink() {
   $("link-page").hidden = true;
   $("verify-link-card").hidden = true;
   $("reset-link-card").hidden = true;
+  $("change-link-card").hidden = true;
+}
+
+async function confirmChangeLink() {
+  const { user } = await api("POST", "/v1/session/email/confirm", { token: linkToken });
+  closeLink();
+  showSignedOut();
+  setStatus(`The account's address is now ${user.email}. Sign in with it.`);
+}
+
+async function requestEmailChange(event) {
+  event.preventDefault();
+  await api("PUT", "/v1/session/email", { email: $("change-email").value });
+  $("change-email-confirm-form").hidden = false;
+  $("change-email-code").focus();
+  setStatus("A code is on its way to the new address; your current address was told.");
+}
+
+async function confirmEmailChange(event) {
+  event.preventDefault();
+  const { user } = await api("POST", "/v1/session/email/confirm", { code: $("change-email-code").value });
+  session.user = user;
+  $("who").textContent = user.email;
+  $("change-email-confirm-form").hidden = true;
+  setStatus(`The account's address is now ${user.email}.`);
+}
+
+async function makeRecoveryCodes() {
+  const { codes } = await api("POST", "/v1/recovery-codes");
+  const list = $("recovery-codes");
+  list.replaceChildren(...codes.map((code) => {
+    const item = document.createElement("li");
+    item.textContent = code;
+    return item;
+  }));
+  list.hidden = false;
+  setStatus("Ten new recovery codes: write them down now, they are not shown again. The previous ones no longer work.");
 }
 
 async function confirmVerificationLink() {
@@ -437,6 +487,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("reset-form").addEventListener("submit", guarded(confirmReset));
   $("verify-link-confirm").addEventListener("click", guarded(confirmVerificationLink));
   $("reset-link-form").addEventListener("submit", guarded(confirmResetLink));
+  $("change-link-confirm").addEventListener("click", guarded(confirmChangeLink));
+  $("change-email-form").addEventListener("submit", guarded(requestEmailChange));
+  $("change-email-confirm-form").addEventListener("submit", guarded(confirmEmailChange));
+  $("make-recovery-codes").addEventListener("click", guarded(makeRecoveryCodes));
+  $("recovery-sign-in-form").addEventListener("submit", guarded(recoverySignIn));
   if (!window.PublicKeyCredential) setStatus("This browser does not support passkeys.", true);
   // A link opened while the page is already loaded changes only the fragment: no new load.
   window.addEventListener("hashchange", () => openLink());
