@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TouchstoneOpenID
 import TouchstoneServer
+import TouchstoneStore
 import TouchstoneTesting
 
 /// The authorization code flow through the sign-in and consent pages, the token endpoint and UserInfo (issue #31,
@@ -108,7 +109,17 @@ struct AuthorizationCodeFlowTests {
             let again = try await browser.get(app.authorize().uri)
             #expect(again.status == .found)
             #expect(OpenIDBrowser.query(again.location ?? "")["code"] != nil)
-            _ = store
+
+            // Once the address is verified (a mailed code; here the store, as the code would), ID tokens and userinfo
+            // say so.
+            #expect(try await store.markEmailVerified(userId: userId, email: email, at: Date()))
+            let (uri2, verifier2, _) = app.authorize()
+            let verified = try await browser.get(uri2)
+            let code2 = try #require(OpenIDBrowser.query(verified.location ?? "")["code"])
+            let tokens2 = try await Self.exchange(client, app, code: code2, verifier: verifier2)
+            #expect(jwtPayload(try #require(tokens2.value("id_token")))["email_verified"] as? Bool == true)
+            let info2 = try await client.request(.get, "/oauth2/userinfo", token: try #require(tokens2.value("access_token")))
+            #expect(info2.any(["email_verified"]) as? Bool == true)
         }
     }
 

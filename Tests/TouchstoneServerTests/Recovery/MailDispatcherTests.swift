@@ -93,6 +93,36 @@ struct MailDispatcherTests {
         #expect(rendered.html.hasPrefix("<!doctype html>"))
     }
 
+    @Test func postgresWithoutSMTPNeedsAMailFolderAndSQLiteDefaultsBesideTheDatabase() throws {
+        var configuration = TouchstoneConfiguration()
+        configuration.database = .postgres(url: "postgres://touchstone@127.0.0.1:1/touchstone")
+        #expect(throws: ConfigurationError.self) { try makeMailTransport(configuration, dependencies: .live) }
+        let folder = TemporaryFiles.path("touchstone-mail-dir")
+        defer { TemporaryFiles.remove(folder) }
+        configuration.mail.directory = folder
+        let (_, line) = try makeMailTransport(configuration, dependencies: .live)
+        #expect(line.contains(folder) && FileManager.default.fileExists(atPath: folder))
+        configuration.mail.directory = nil
+        let database = TemporaryFiles.path("touchstone-mail-db")
+        defer { TemporaryFiles.remove(database) }
+        configuration.database = .sqliteFile(path: database + "/x.sqlite")
+        let (_, beside) = try makeMailTransport(configuration, dependencies: .live)
+        #expect(beside.hasSuffix(database + "/touchstone-mail"))
+    }
+
+    @Test func aDirectoryTransportWritesPrivateEmlFiles() async throws {
+        let folder = TemporaryFiles.path("touchstone-eml")
+        defer { TemporaryFiles.remove(folder) }
+        let transport = try DirectoryTransport(directory: folder)
+        let mail = OutgoingMail(id: "m1", kind: "verify_email", from: "a@b.c", to: "d@e.f", data: "Subject: x\r\n\r\nbody\r\n", createdAt: Date(timeIntervalSince1970: 1_795_696_244))
+        try await transport.deliver(mail)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(names == ["20261126123044000-verify_email-m1.eml"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/" + names[0])
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try String(contentsOfFile: folder + "/" + names[0], encoding: .utf8) == mail.data)
+    }
+
     @Test func durationsInWords() {
         #expect(Mailer.duration(900) == "15 minutes")
         #expect(Mailer.duration(60) == "1 minute")
