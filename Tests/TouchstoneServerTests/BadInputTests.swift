@@ -12,6 +12,8 @@ import TouchstoneTesting
 struct BadInputTests {
     static let endpoints = [
         "/v1/users", "/v1/sessions", "/v1/biometrics/authentications/start", "/v1/biometrics/authentications/finish",
+        "/v1/password-resets", "/v1/password-resets/confirm", "/v1/email-codes", "/v1/email-codes/verify",
+        "/v1/email/verification/confirm", "/v1/recovery-codes/verify",
     ]
 
     @Test(arguments: endpoints)
@@ -60,6 +62,23 @@ struct BadInputTests {
             let response = try await client.request(.post, "/v1/sessions", json: ["email": "a@example.com", "password": "x"])
             #expect(response.status == .serviceUnavailable)
             #expect(response.errorCode == "storage_unavailable")
+        }
+    }
+
+    @Test func anUnavailableDatabaseAnswers503OnTheRecoveryRoutes() async throws {
+        try await TestServer.run(configuration: TestServer.configuration { $0.rateLimits.enabled = true }, store: FailingStore(error: StoreError.unavailable("disk gone"))) { client in
+            let requests: [(String, [String: any Sendable])] = [
+                ("/v1/password-resets", ["email": "a@example.com"]),
+                ("/v1/email-codes", ["email": "a@example.com"]),
+                ("/v1/email-codes/verify", ["email": "a@example.com", "code": "123456"]),
+                ("/v1/password-resets/confirm", ["email": "a@example.com", "code": "123456", "newPassword": "a new passphrase 1"]),
+                ("/v1/recovery-codes/verify", ["email": "a@example.com", "code": "k7m2p-9xq4r"]),
+                ("/v1/email/verification/confirm", ["token": String(repeating: "A", count: 43)]),
+            ]
+            for (path, body) in requests {
+                let response = try await client.request(.post, path, json: body)
+                #expect(response.status == .serviceUnavailable && response.errorCode == "storage_unavailable", "\(path)")
+            }
         }
     }
 
