@@ -2,9 +2,10 @@ import Foundation
 import Hummingbird
 import TouchstoneStore
 
-/// Email verification, password reset and sign-in by mailed code (issue #33; docs/recovery.md):
-/// `POST /v1/email/verification`, `POST /v1/email/verification/confirm`, `POST /v1/password-resets`,
-/// `POST /v1/password-resets/confirm`, `POST /v1/email-codes`, `POST /v1/email-codes/verify`.
+/// Email verification, password reset, sign-in by mailed code, address change and recovery codes (issue #33;
+/// docs/recovery.md): `POST /v1/email/verification`, `POST /v1/email/verification/confirm`, `POST /v1/password-resets`,
+/// `POST /v1/password-resets/confirm`, `POST /v1/email-codes`, `POST /v1/email-codes/verify`, `PUT /v1/session/email`,
+/// `POST /v1/session/email/confirm`, `POST /v1/recovery-codes`, `POST /v1/recovery-codes/verify`.
 struct RecoveryController {
     typealias Context = TouchstoneRequestContext
 

@@ -1,7 +1,7 @@
 import Hummingbird
 
 /// Verified addresses and the ways back into an account (issue #33): email verification, password reset, sign-in by
-/// mailed code.
+/// mailed code, address change, recovery codes.
 struct RecoveryFeature: Feature {
     let service: RecoveryService
 

@@ -2,7 +2,8 @@ import Foundation
 import TouchstoneStore
 import TouchstoneWebhooks
 
-/// The flows of issue #33 that mail a code and a link: email verification, password reset and sign-in by code.
+/// The flows of issue #33: email verification, password reset, sign-in by mailed code, address change and recovery
+/// codes.
 ///
 /// Every mail is queued in the unit of work of the change that causes it (the new challenge), and counted against the
 /// address's mail limit. The two routes anyone may call with any address (`/v1/password-resets`, `/v1/email-codes`)
