@@ -161,9 +161,9 @@ if pg_url=$(PG_FSYNC=on scripts/postgres.sh start "$work/pg" 55499 2>"$work/pg.l
   pg_dir="$work/pg"
   # Both instances seal and open the token-signing keys with the same key-encryption key (required on PostgreSQL).
   kek=$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')
-  start_server 18404 "$pg_url" TOUCHSTONE_KEY_ENCRYPTION_KEY="$kek"
+  start_server 18404 "$pg_url" TOUCHSTONE_KEY_ENCRYPTION_KEY="$kek" TOUCHSTONE_MAIL_DIR="$work/mail"
   first=$server_pid
-  start_server 18405 "$pg_url" TOUCHSTONE_KEY_ENCRYPTION_KEY="$kek"
+  start_server 18405 "$pg_url" TOUCHSTONE_KEY_ENCRYPTION_KEY="$kek" TOUCHSTONE_MAIL_DIR="$work/mail"
   second=$server_pid
   for kind in biometric passkey; do
     for n in $levels; do

@@ -307,7 +307,9 @@ def postgres_scenarios(binary, work, receiver_port):
     servers = []
     try:
         env = {**os.environ, "TOUCHSTONE_BCRYPT_COST": "4", "TOUCHSTONE_WEBHOOKS_ALLOW_PRIVATE": "loopback",
-               "TOUCHSTONE_KEY_ENCRYPTION_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "TOUCHSTONE_RATE_LIMITS": "off"}
+               "TOUCHSTONE_KEY_ENCRYPTION_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "TOUCHSTONE_RATE_LIMITS": "off",
+               # PostgreSQL without SMTP: the mail folder must be named.
+               "TOUCHSTONE_MAIL_DIR": os.path.join(work, "pg-mail")}
         cli(binary, env, "migrate", "--database", url)
         endpoint = json.loads(cli(binary, env, "webhooks", "create", "--url", f"http://127.0.0.1:{receiver_port}/pg",
                                   "--event", "user.created", "--event", "session.created", "--database", url).stdout)

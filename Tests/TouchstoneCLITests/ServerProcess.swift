@@ -47,7 +47,11 @@ final class ServerProcess: @unchecked Sendable {
         env["TOUCHSTONE_RATE_LIMITS"] = "off"
         // Every instance on one PostgreSQL database seals and opens the signing keys with the same key (SQLite keeps
         // its generated key beside the database file).
-        if database.hasPrefix("postgres") { env["TOUCHSTONE_KEY_ENCRYPTION_KEY"] = Self.testKeyEncryptionKey }
+        if database.hasPrefix("postgres") {
+            env["TOUCHSTONE_KEY_ENCRYPTION_KEY"] = Self.testKeyEncryptionKey
+            // PostgreSQL without SMTP needs a mail folder named (the instances of a test share it).
+            env["TOUCHSTONE_MAIL_DIR"] = TemporaryFiles.directory.appendingPathComponent("touchstone-mail-postgres").path
+        }
         env.merge(environment) { $1 }
         let process = try ChildProcess(
             executable: try Self.binary.path,
