@@ -511,7 +511,10 @@ def email_flows(browser, origin, work, authenticator):
     wait_for("the signed-out view", lambda: browser.visible("signed-out"))
     print("browser test: signed in with a mailed code")
 
-    # Forgot password? with the code.
+    # Forgot password? with the code, arriving as the OpenID sign-in page's link does.
+    browser.call("POST", "/url", {"url": origin + "/#forgot-password"})
+    wait_for("the forgot-password prompt", lambda: "Forgot password?" in browser.text("status")
+             and browser.script("return document.activeElement.id") == "email-code-email")
     browser.clear("#email-code-email")
     browser.type("#email-code-email", address)
     browser.click("#forgot-password")

@@ -395,6 +395,15 @@ async function makeRecoveryCodes() {
   setStatus("Ten new recovery codes: write them down now, they are not shown again. The previous ones no longer work.");
 }
 
+// From the OpenID provider's sign-in page ("Forgot password?" opens /#forgot-password): straight to the form.
+function openForgotPassword() {
+  if (window.location.hash !== "#forgot-password" || session) return false;
+  history.replaceState(null, "", window.location.pathname);
+  $("email-code-email").focus();
+  setStatus("Enter your email address, then press \"Forgot password?\".");
+  return true;
+}
+
 async function confirmVerificationLink() {
   await api("POST", "/v1/email/verification/confirm", { token: linkToken });
   closeLink();
@@ -494,7 +503,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("recovery-sign-in-form").addEventListener("submit", guarded(recoverySignIn));
   if (!window.PublicKeyCredential) setStatus("This browser does not support passkeys.", true);
   // A link opened while the page is already loaded changes only the fragment: no new load.
-  window.addEventListener("hashchange", () => openLink());
+  window.addEventListener("hashchange", () => openLink() || openForgotPassword());
   if (openLink()) return;
   showSignedOut({ armAutofill: true });
+  openForgotPassword();
 });
