@@ -56,13 +56,23 @@ struct RecoveryController {
     }
 
     @Sendable func confirmVerification(request: Request, context: Context) async throws -> JSONResponse<UserOnly> {
+        try await self.confirm(request, context, byToken: self.service.confirmVerification(token:), byCode: self.service.confirmVerification(code:caller:))
+    }
+
+    /// A confirmation by the link's token (no session), or by the code with the bearer session it was sent for.
+    private func confirm(
+        _ request: Request,
+        _ context: Context,
+        byToken: (String) async throws -> UserRecord,
+        byCode: (String, AuthenticatedSession) async throws -> UserRecord
+    ) async throws -> JSONResponse<UserOnly> {
         let input = try await request.decodeJSON(as: ConfirmInput.self, context: context)
         let user: UserRecord
         if let token = input.token {
-            user = try await self.service.confirmVerification(token: token)
+            user = try await byToken(token)
         } else {
             let caller = try await self.service.core.sessions.authenticate(token: try request.bearerToken())
-            user = try await self.service.confirmVerification(code: input.code ?? "", caller: caller)
+            user = try await byCode(input.code ?? "", caller)
         }
         return JSONResponse(.ok, UserOnly(user: UserResource(user)))
     }
@@ -166,15 +176,7 @@ extension RecoveryController {
     }
 
     @Sendable func confirmEmailChange(request: Request, context: Context) async throws -> JSONResponse<UserOnly> {
-        let input = try await request.decodeJSON(as: ConfirmInput.self, context: context)
-        let user: UserRecord
-        if let token = input.token {
-            user = try await self.service.confirmEmailChange(token: token)
-        } else {
-            let caller = try await self.service.core.sessions.authenticate(token: try request.bearerToken())
-            user = try await self.service.confirmEmailChange(code: input.code ?? "", caller: caller)
-        }
-        return JSONResponse(.ok, UserOnly(user: UserResource(user)))
+        try await self.confirm(request, context, byToken: self.service.confirmEmailChange(token:), byCode: self.service.confirmEmailChange(code:caller:))
     }
 
     struct Codes: Encodable { var codes: [String] }
