@@ -203,6 +203,7 @@ func makeFeatures(
         decoyKey: decoyKey,
         challenges: SelfContainedChallenges(derivingFrom: keyEncryptionKey, purpose: PasskeyService.challengePurpose)
     )
+    let phoneApproval = PhoneApprovalFeature(core: core, push: nil)
     return [
         SystemFeature(core: core),
         WebFeature(core: core),
@@ -218,6 +219,7 @@ func makeFeatures(
         WebhooksFeature(core: core, keyEncryptionKey: keyEncryptionKey),
         MailFeature(core: core, transport: mailTransport, keyEncryptionKey: keyEncryptionKey),
         RecoveryFeature(core: core),
+        phoneApproval,
     ]
 }
 

@@ -33,7 +33,7 @@ public struct WebhookEventType: Sendable, Hashable {
             summary: "A user signed in (a sign-up's first session too).",
             data: [
                 Self.userId,
-                ("method", "How: password, biometric, pin, passkey, email_code, recovery_code, or sign_up for a new account's first session."),
+                ("method", "How: password, biometric, pin, passkey, email_code, recovery_code, phone_approval, or sign_up for a new account's first session."),
                 ("registrationId", "The device-key registration used (biometric and pin), or null."),
                 ("passkeyId", "The passkey used (passkey), or null."),
             ]
@@ -97,6 +97,35 @@ public struct WebhookEventType: Sendable, Hashable {
             name: "confirmation.declined",
             summary: "A user declined a transaction confirmation.",
             data: [Self.userId, ("confirmationId", "The confirmation's id.")]
+        ),
+        WebhookEventType(
+            name: "sign_in_request.created",
+            summary: "Someone asked to sign in to an account by approving on its phone (a browser, or a client's backend through CIBA): "
+                + "push to the registrations listed so the phone shows it.",
+            data: [
+                Self.userId,
+                ("requestId", "The sign-in request's id."),
+                ("kind", "sign_in (a browser; number matching) or backchannel (OpenID CIBA)."),
+                ("client", "Who asks, as the phone shows it: the OpenID client's name or the product's."),
+                ("registrationIds", "The account's active device-key registrations: the phones to notify."),
+                ("expiresAt", "When the request expires (RFC 3339)."),
+            ]
+        ),
+        WebhookEventType(
+            name: "sign_in_request.approved",
+            summary: "A user approved a sign-in request on their phone.",
+            data: [Self.userId, Self.registrationId, ("requestId", "The sign-in request's id.")]
+        ),
+        WebhookEventType(
+            name: "sign_in_request.declined",
+            summary: "A sign-in request was declined on the phone: cancelled, or the wrong number was picked.",
+            data: [Self.userId, Self.registrationId, ("requestId", "The sign-in request's id."), ("reason", "cancel or wrong_number.")]
+        ),
+        WebhookEventType(
+            name: "sign_in_request.not_me",
+            summary: "A user declined a sign-in request saying they did not ask for it: someone else may know how to start a sign-in "
+                + "for this account.",
+            data: [Self.userId, Self.registrationId, ("requestId", "The sign-in request's id.")]
         ),
         WebhookEventType(
             name: "signing_key.rotated",

@@ -33,6 +33,9 @@ struct Clients: AsyncParsableCommand {
         @Flag(name: .customLong("first-party"), help: "A first-party client: no consent page.")
         var firstParty = false
 
+        @Flag(name: .customLong("ciba"), help: "May ask for sign-ins approved on the user's phone from its backend (OpenID CIBA, poll mode).")
+        var ciba = false
+
         @Option(name: .long, help: "sqlite:PATH or postgres://... (TOUCHSTONE_DATABASE_URL).")
         var database: String?
 
@@ -42,6 +45,7 @@ struct Clients: AsyncParsableCommand {
             registration.backchannelLogoutURI = self.backchannelLogoutURI
             registration.isPublic = self.isPublic
             registration.firstParty = self.firstParty
+            registration.ciba = self.ciba
             let created: OAuthClients.Created
             do {
                 created = try await withStore(database: self.database) { store in try await OAuthClients.create(registration, store: store) }

@@ -186,6 +186,19 @@ struct FailingStore: TouchstoneStore {
     func replaceRecoveryCodes(userId: String, codeHashes: [String], at: Date) async throws { throw self.error }
     func useRecoveryCode(userId: String, codeHash: String, at: Date) async throws -> Bool { throw self.error }
     func unusedRecoveryCodeCount(userId: String) async throws -> Int { throw self.error }
+    func insertSignInRequest(_ request: SignInRequestRecord, maximumPending: Int, events: [AuditEventRecord], at: Date) async throws -> Bool { throw self.error }
+    func signInRequest(id: String) async throws -> SignInRequestRecord? { throw self.error }
+    func pendingSignInRequests(userId: String, at: Date) async throws -> [SignInRequestRecord] { throw self.error }
+    func bindSignInRequest(id: String, userId: String, at: Date) async throws -> Bool { throw self.error }
+    func decideSignInRequest(id: String, decision: SignInRequestDecision, events: [AuditEventRecord], at: Date) async throws -> Bool { throw self.error }
+    func redeemSignInRequest(id: String, at: Date) async throws -> Bool { throw self.error }
+    func recordSignInRequestPoll(id: String, interval: TimeInterval, at: Date) async throws -> Bool { throw self.error }
+    func setDeviceCredential(registrationId: String, credentialHash: String, at: Date) async throws { throw self.error }
+    func deviceChannel(registrationId: String) async throws -> DeviceChannelRecord? { throw self.error }
+    func deviceChannels(userId: String) async throws -> [DeviceChannelRecord] { throw self.error }
+    func setPushToken(registrationId: String, platform: String, token: String, at: Date) async throws -> Bool { throw self.error }
+    func pausePhoneApprovals(userId: String, until: Date) async throws { throw self.error }
+    func phoneApprovalsPausedUntil(userId: String, at: Date) async throws -> Date? { throw self.error }
     func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws { throw self.error }
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
     func registration(id: String) async throws -> RegistrationRecord? { throw self.error }

@@ -28,6 +28,7 @@ public struct ComposedStore: TouchstoneStore {
     public var webhooks: any WebhookStore
     public var mailQueue: any MailQueueStore
     public var recovery: any RecoveryStore
+    public var phoneApproval: any PhoneApprovalStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -50,6 +51,7 @@ public struct ComposedStore: TouchstoneStore {
         self.webhooks = base
         self.mailQueue = base
         self.recovery = base
+        self.phoneApproval = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }
@@ -544,5 +546,59 @@ public struct ComposedStore: TouchstoneStore {
 
     public func unusedRecoveryCodeCount(userId: String) async throws -> Int {
         try await self.recovery.unusedRecoveryCodeCount(userId: userId)
+    }
+
+    // MARK: PhoneApprovalStore
+
+    public func insertSignInRequest(_ request: SignInRequestRecord, maximumPending: Int, events: [AuditEventRecord], at: Date) async throws -> Bool {
+        try await self.phoneApproval.insertSignInRequest(request, maximumPending: maximumPending, events: events, at: at)
+    }
+
+    public func signInRequest(id: String) async throws -> SignInRequestRecord? {
+        try await self.phoneApproval.signInRequest(id: id)
+    }
+
+    public func pendingSignInRequests(userId: String, at: Date) async throws -> [SignInRequestRecord] {
+        try await self.phoneApproval.pendingSignInRequests(userId: userId, at: at)
+    }
+
+    public func bindSignInRequest(id: String, userId: String, at: Date) async throws -> Bool {
+        try await self.phoneApproval.bindSignInRequest(id: id, userId: userId, at: at)
+    }
+
+    public func decideSignInRequest(id: String, decision: SignInRequestDecision, events: [AuditEventRecord], at: Date) async throws -> Bool {
+        try await self.phoneApproval.decideSignInRequest(id: id, decision: decision, events: events, at: at)
+    }
+
+    public func redeemSignInRequest(id: String, at: Date) async throws -> Bool {
+        try await self.phoneApproval.redeemSignInRequest(id: id, at: at)
+    }
+
+    public func recordSignInRequestPoll(id: String, interval: TimeInterval, at: Date) async throws -> Bool {
+        try await self.phoneApproval.recordSignInRequestPoll(id: id, interval: interval, at: at)
+    }
+
+    public func setDeviceCredential(registrationId: String, credentialHash: String, at: Date) async throws {
+        try await self.phoneApproval.setDeviceCredential(registrationId: registrationId, credentialHash: credentialHash, at: at)
+    }
+
+    public func deviceChannel(registrationId: String) async throws -> DeviceChannelRecord? {
+        try await self.phoneApproval.deviceChannel(registrationId: registrationId)
+    }
+
+    public func deviceChannels(userId: String) async throws -> [DeviceChannelRecord] {
+        try await self.phoneApproval.deviceChannels(userId: userId)
+    }
+
+    public func setPushToken(registrationId: String, platform: String, token: String, at: Date) async throws -> Bool {
+        try await self.phoneApproval.setPushToken(registrationId: registrationId, platform: platform, token: token, at: at)
+    }
+
+    public func pausePhoneApprovals(userId: String, until: Date) async throws {
+        try await self.phoneApproval.pausePhoneApprovals(userId: userId, until: until)
+    }
+
+    public func phoneApprovalsPausedUntil(userId: String, at: Date) async throws -> Date? {
+        try await self.phoneApproval.phoneApprovalsPausedUntil(userId: userId, at: at)
     }
 }

@@ -124,6 +124,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var mail = MailSettings()
     /// Verified addresses, password resets, sign-in codes and recovery codes.
     public var recovery = RecoverySettings()
+    /// Sign-ins approved on a phone: request lifetime, "not me" pauses, Apple push.
+    public var phoneApproval = PhoneApprovalSettings()
 
     public init() {}
 
@@ -217,6 +219,7 @@ public struct TouchstoneConfiguration: Sendable {
         try self.webhooks.read(environment)
         try self.mail.read(environment)
         try self.recovery.read(environment)
+        try self.phoneApproval.read(environment)
         if let value = environment["TOUCHSTONE_LOG_FORMAT"] {
             guard let format = LogFormat(rawValue: value) else { throw ConfigurationError("TOUCHSTONE_LOG_FORMAT", value) }
             self.logFormat = format

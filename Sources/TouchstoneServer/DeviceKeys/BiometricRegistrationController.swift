@@ -119,16 +119,22 @@ struct BiometricRegistrationController {
     }
 
     struct RegistrationBody: Encodable { var registration: RegistrationResource }
+    /// Enrolment's answer: the registration and its device credential (shown once).
+    struct EnrolledBody: Encodable {
+        var registration: RegistrationResource
+        var deviceCredential: String
+    }
     struct RegistrationList: Encodable { var registrations: [RegistrationResource] }
 
-    @Sendable func finish(request: Request, context: Context) async throws -> JSONResponse<RegistrationBody> {
+    @Sendable func finish(request: Request, context: Context) async throws -> JSONResponse<EnrolledBody> {
         let caller = try context.requireIdentity()
         let input = try await request.decodeJSON(as: FinishInput.self, context: context)
         let signature = try decodeSignature(input.signature)
-        let registration = try await self.audit.failures(.registrationFinished, userId: caller.user.id, registrationId: input.registrationId) {
+        let (registration, credential) = try await self.audit.failures(.registrationFinished, userId: caller.user.id, registrationId: input.registrationId) {
             try await self.service.finishRegistration(caller: caller, registrationId: input.registrationId, signature: signature)
         }
-        return JSONResponse(.created, RegistrationBody(registration: RegistrationResource(registration)))
+        return JSONResponse(
+            .created, EnrolledBody(registration: RegistrationResource(registration), deviceCredential: credential), headers: [.cacheControl: "no-store"])
     }
 
     @Sendable func list(request: Request, context: Context) async throws -> JSONResponse<RegistrationList> {

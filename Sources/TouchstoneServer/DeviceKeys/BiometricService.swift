@@ -103,8 +103,11 @@ struct BiometricService: Sendable {
     }
 
     /// Step 2 of enrolment: the signature over the challenge proves possession of the private key.
+    ///
+    /// - Returns: The active registration and its device credential (issue #34: it lets the phone read sign-in
+    ///   requests without a biometric prompt; shown once, stored as its hash with the activation).
     func finishRegistration(caller: AuthenticatedSession, registrationId: String, signature: [UInt8]) async throws
-        -> RegistrationRecord
+        -> (registration: RegistrationRecord, deviceCredential: String)
     {
         let now = self.now()
         guard let registration = try await self.store.registration(id: registrationId),
@@ -132,9 +135,11 @@ struct BiometricService: Sendable {
         // The activation, the registrations it replaces and their events (with their webhooks) commit together.
         let events: [AuditEventRecord]
         let audit = self.audit, userId = caller.user.id, address = caller.user.email
+        let deviceCredential = self.secrets.newToken()
         do {
             events = try await self.audit.store.unitOfWork { tx in
                 let replaced = try await tx.activateRegistration(id: registrationId, replacing: scope, at: now)
+                try await tx.setDeviceCredential(registrationId: registrationId, credentialHash: Secrets.hash(token: deviceCredential), at: now)
                 let events = [audit.event(.registrationFinished, userId: userId, registrationId: registrationId, notify: address)]
                     + replaced.map { audit.event(.registrationReplaced, .info, userId: userId, registrationId: $0, reason: registrationId) }
                 for event in events { try await tx.insertAuditEvent(event) }
@@ -147,7 +152,7 @@ struct BiometricService: Sendable {
         }
         self.audit.committed(events)
         guard let active = try await self.store.registration(id: registrationId) else { throw APIError.registrationNotFound }
-        return active
+        return (active, deviceCredential)
     }
 
     /// Revokes one of the caller's registrations.

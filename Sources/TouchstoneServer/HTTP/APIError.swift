@@ -262,4 +262,43 @@ extension APIError {
         message: "this key or passkey belongs to another user"
     )
     static let noPasskeys = APIError(.conflict, code: "no_passkeys", message: "this user has no passkeys")
+
+    // Sign-ins approved on a phone (issue #34).
+    static let signInRequestNotFound = APIError(
+        .notFound,
+        code: "sign_in_request_not_found",
+        message: "no such sign-in request (or not for this token, secret or device)"
+    )
+    static let signInRequestNotPending = APIError(
+        .conflict,
+        code: "sign_in_request_not_pending",
+        message: "this sign-in request was already approved or declined"
+    )
+    static let signInRequestExpired = APIError(.gone, code: "sign_in_request_expired", message: "this sign-in request has expired")
+    static let tooManyPendingRequests = APIError(
+        .tooManyRequests,
+        code: "too_many_pending_requests",
+        message: "this address has 3 sign-in requests waiting; approve, decline or let them expire first"
+    )
+    static let wrongNumber = APIError(
+        .conflict,
+        code: "wrong_number",
+        message: "that is not the number the computer shows; the request is declined (start again on the computer)"
+    )
+    static let invalidDeviceCredential = APIError(
+        .unauthorized,
+        code: "invalid_device_credential",
+        message: "the device credential is unknown, or its registration was revoked"
+    )
+    static let phoneApprovalPaused = APIError(
+        .forbidden,
+        code: "phone_approval_paused",
+        message: "phone approvals are paused for this account after a request was reported as not made by its owner"
+    )
+    /// A decision whose signature does not verify: 400 on the phone-approval routes (the request stays pending).
+    static let invalidDecisionSignature = APIError(
+        .badRequest,
+        code: "invalid_signature",
+        message: "the signature does not verify over the request's payload and this decision"
+    )
 }

@@ -20,11 +20,11 @@ struct ClientAdminController {
     }
 
     /// `POST /v1/admin/clients` `{"name", "redirectUris", "postLogoutRedirectUris"?, "backchannelLogoutUri"?,
-    /// "public"?, "firstParty"?}`.
+    /// "public"?, "firstParty"?, "ciba"?}`.
     struct CreateInput: Decodable {
         var registration: OAuthClients.Registration
 
-        enum CodingKeys: String, CodingKey { case name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty }
+        enum CodingKeys: String, CodingKey { case name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, ciba }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -36,6 +36,7 @@ struct ClientAdminController {
             self.registration.backchannelLogoutURI = try container.decodeStringIfPresent(.backchannelLogoutUri, maxLength: 2000)
             self.registration.isPublic = try container.decodeIfPresent(Bool.self, forKey: .public) ?? false
             self.registration.firstParty = try container.decodeIfPresent(Bool.self, forKey: .firstParty) ?? false
+            self.registration.ciba = try container.decodeIfPresent(Bool.self, forKey: .ciba) ?? false
         }
 
         private static func uris(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> [String]? {

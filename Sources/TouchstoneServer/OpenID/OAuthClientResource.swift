@@ -11,6 +11,7 @@ public struct OAuthClientResource: Encodable, Sendable {
     var backchannelLogoutUri: String?
     var `public`: Bool
     var firstParty: Bool
+    var ciba: Bool
     var createdAt: String
 
     public init(_ record: OAuthClientRecord, secret: String? = nil) {
@@ -22,11 +23,12 @@ public struct OAuthClientResource: Encodable, Sendable {
         self.backchannelLogoutUri = record.backchannelLogoutURI
         self.public = record.isPublic
         self.firstParty = record.firstParty
+        self.ciba = record.ciba
         self.createdAt = record.createdAt.rfc3339
     }
 
     enum CodingKeys: String, CodingKey {
-        case clientId, clientSecret, name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, createdAt
+        case clientId, clientSecret, name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, ciba, createdAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -39,6 +41,7 @@ public struct OAuthClientResource: Encodable, Sendable {
         try container.encode(self.backchannelLogoutUri, forKey: .backchannelLogoutUri)
         try container.encode(self.public, forKey: .public)
         try container.encode(self.firstParty, forKey: .firstParty)
+        try container.encode(self.ciba, forKey: .ciba)
         try container.encode(self.createdAt, forKey: .createdAt)
     }
 }

@@ -20,6 +20,8 @@ public enum OAuthClients {
         public var isPublic = false
         /// A first-party client skips the consent page.
         public var firstParty = false
+        /// May start phone approvals from its backend (OpenID CIBA, poll mode); such a client needs no redirect URI.
+        public var ciba = false
 
         public init(name: String, redirectURIs: [String]) {
             self.name = name
@@ -47,8 +49,11 @@ public enum OAuthClients {
         } catch {
             throw InvalidRegistration(description: error.message)
         }
-        guard (1...20).contains(registration.redirectURIs.count) else {
-            throw InvalidRegistration(description: "a client needs 1 to 20 redirect URIs (--redirect-uri)")
+        guard (1...20).contains(registration.redirectURIs.count) || (registration.ciba && registration.redirectURIs.isEmpty) else {
+            throw InvalidRegistration(description: "a client needs 1 to 20 redirect URIs (--redirect-uri); only a CIBA client may have none")
+        }
+        guard !(registration.ciba && registration.isPublic) else {
+            throw InvalidRegistration(description: "a CIBA client authenticates at the backchannel endpoint, so it cannot be public")
         }
         guard registration.postLogoutRedirectURIs.count <= 20 else {
             throw InvalidRegistration(description: "a client may have at most 20 post-logout redirect URIs")
@@ -94,7 +99,7 @@ public enum OAuthClients {
         try Self.validate(registration)
         let secrets = Secrets(randomBytes: dependencies.randomBytes)
         let secret = registration.isPublic ? nil : Self.secretPrefix + secrets.newToken()
-        let record = OAuthClientRecord(
+        var record = OAuthClientRecord(
             id: secrets.newIdentifier(),
             name: registration.name,
             secretHash: secret.map { Secrets.hash(token: $0) },
@@ -104,13 +109,15 @@ public enum OAuthClients {
             firstParty: registration.firstParty,
             createdAt: dependencies.now()
         )
+        record.ciba = registration.ciba
+        let stored = record
         let event = audit.event(.clientCreated, reason: "\(actor): client \(record.id)")
         try await store.unitOfWork { tx in
-            try await tx.insertClient(record)
+            try await tx.insertClient(stored)
             try await tx.insertAuditEvent(event)
         }
         audit.committed([event])
-        return Created(record: record, secret: secret)
+        return Created(record: stored, secret: secret)
     }
 
     /// Gives a confidential client a new secret (the old one stops working at once); nil when there is no

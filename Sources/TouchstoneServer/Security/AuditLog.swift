@@ -71,6 +71,16 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case recoveryCodeLogin = "recovery_code_login"
     case emailChangeRequested = "email.change_requested"
     case emailChanged = "email.changed"
+    case signInRequestCreated = "sign_in_request.created"
+    case signInRequestApproved = "sign_in_request.approved"
+    case signInRequestDeclined = "sign_in_request.declined"
+    /// The phone picked another number than the computer showed: the request is declined.
+    case signInRequestWrongNumber = "sign_in_request.wrong_number"
+    /// The user said they did not ask to sign in.
+    case signInRequestNotMe = "sign_in_request.not_me"
+    /// A decision that was refused (a bad signature, a locked or revoked registration).
+    case signInRequestFailed = "sign_in_request.failed"
+    case phoneApprovalLogin = "phone_approval_login"
 }
 
 enum AuditOutcome: String, Sendable {

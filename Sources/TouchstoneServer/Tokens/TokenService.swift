@@ -58,7 +58,7 @@ struct TokenService: Sendable {
             case .password: add("pwd")
             case .pin: add("pin")
             case .emailCode, .recoveryCode: add("otp")
-            case .biometric, .passkey:
+            case .biometric, .passkey, .phoneApproval:
                 add("hwk")
                 add("user")
             }

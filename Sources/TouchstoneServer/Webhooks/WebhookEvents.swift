@@ -19,7 +19,7 @@ enum WebhookEvents {
         // Most audit events announce nothing, or nothing anyone listens to: decided before anything is built.
         guard let names = Self.types[type], names.contains(where: announcing) else { return [] }
         if type == .passwordLogin || type == .biometricLogin || type == .pinLogin || type == .passkeyLogin || type == .emailCodeLogin
-            || type == .recoveryCodeLogin, outcome != .success
+            || type == .recoveryCodeLogin || type == .phoneApprovalLogin, outcome != .success
         {
             return []
         }
@@ -39,6 +39,12 @@ enum WebhookEvents {
         case .passkeyLogin where outcome == .success: session("passkey")
         case .emailCodeLogin where outcome == .success: session("email_code")
         case .recoveryCodeLogin where outcome == .success: session("recovery_code")
+        case .phoneApprovalLogin where outcome == .success: session("phone_approval")
+        case .signInRequestCreated: events.append(("sign_in_request.created", user))
+        case .signInRequestApproved: events.append(("sign_in_request.approved", user.merging(registration) { a, _ in a }))
+        case .signInRequestDeclined, .signInRequestWrongNumber:
+            events.append(("sign_in_request.declined", user.merging(registration) { a, _ in a }))
+        case .signInRequestNotMe: events.append(("sign_in_request.not_me", user.merging(registration) { a, _ in a }))
         case .recoveryCodesGenerated: events.append(("recovery_codes.generated", user))
         case .emailChanged: events.append(("user.email_changed", user))
         case .emailVerified: events.append(("user.email_verified", user))
@@ -73,6 +79,9 @@ enum WebhookEvents {
         .userCreated: ["user.created"], .userDeleted: ["user.deleted"],
         .passwordLogin: ["session.created"], .biometricLogin: ["session.created"], .pinLogin: ["session.created"],
         .passkeyLogin: ["session.created"], .emailCodeLogin: ["session.created"], .recoveryCodeLogin: ["session.created"],
+        .phoneApprovalLogin: ["session.created"], .signInRequestCreated: ["sign_in_request.created"],
+        .signInRequestApproved: ["sign_in_request.approved"], .signInRequestDeclined: ["sign_in_request.declined"],
+        .signInRequestWrongNumber: ["sign_in_request.declined"], .signInRequestNotMe: ["sign_in_request.not_me"],
         .recoveryCodesGenerated: ["recovery_codes.generated"], .emailChanged: ["user.email_changed"], .emailVerified: ["user.email_verified"],
         .passwordResetRequested: ["password.reset_requested"], .passwordReset: ["password.reset"], .passwordChanged: ["password.changed"], .registrationFinished: ["device.enrolled"],
         .registrationRevoked: ["device.revoked"], .registrationReplaced: ["device.revoked"],

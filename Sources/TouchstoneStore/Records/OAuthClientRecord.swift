@@ -19,6 +19,8 @@ public struct OAuthClientRecord: Sendable, Hashable {
     public var createdAt: Date
     /// When the secret was last replaced (nil: never).
     public var secretRotatedAt: Date?
+    /// May start sign-ins approved on a phone from its backend (OpenID CIBA, `touchstone clients create --ciba`).
+    public var ciba = false
 
     /// A public client (a native app or a single-page app) has no secret and authenticates with PKCE alone.
     public var isPublic: Bool { self.secretHash == nil }

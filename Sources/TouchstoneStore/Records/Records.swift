@@ -36,6 +36,8 @@ public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseItera
     /// One of the account's recovery codes (issue #33): enough to enrol one new device or passkey, nothing else
     /// privileged.
     case recoveryCode = "recovery_code"
+    /// A sign-in approved on the user's phone with a device key (issue #34): like a biometric sign-in.
+    case phoneApproval = "phone_approval"
 }
 
 /// A session. Only the SHA-256 hash of its bearer token is stored.

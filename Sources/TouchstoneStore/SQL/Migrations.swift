@@ -526,5 +526,55 @@ enum Migrations {
                 "CREATE INDEX mail_queue_due ON mail_queue (state, next_attempt_at)",
             ]
         ),
+        Migration(
+            version: 18,
+            name: "Sign-ins approved on a phone: requests, device credentials and push tokens, CIBA clients",
+            statements: [
+                // One row per request, from a browser (number matching) or a client's backend (CIBA); decided once.
+                """
+                CREATE TABLE sign_in_requests (
+                    id TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    email TEXT,
+                    user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                    client_id TEXT REFERENCES oauth_clients(id) ON DELETE CASCADE,
+                    client_name TEXT NOT NULL,
+                    binding_message TEXT,
+                    scope TEXT,
+                    poll_token_hash TEXT NOT NULL UNIQUE,
+                    secret_hash TEXT,
+                    number BIGINT,
+                    choices TEXT NOT NULL,
+                    browser_address TEXT,
+                    browser_user_agent TEXT,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    status TEXT NOT NULL,
+                    decided_at BIGINT,
+                    registration_id TEXT,
+                    reason TEXT,
+                    signature TEXT,
+                    redeemed_at BIGINT,
+                    last_polled_at BIGINT
+                )
+                """,
+                "CREATE INDEX sign_in_requests_email ON sign_in_requests (email, status, expires_at)",
+                "CREATE INDEX sign_in_requests_user ON sign_in_requests (user_id, status, expires_at)",
+                "CREATE INDEX sign_in_requests_expiry ON sign_in_requests (expires_at)",
+                // A registration's device credential (its SHA-256) and push token; gone with the registration.
+                """
+                CREATE TABLE device_channels (
+                    registration_id TEXT PRIMARY KEY REFERENCES registrations(id) ON DELETE CASCADE,
+                    credential_hash TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    push_platform TEXT,
+                    push_token TEXT,
+                    push_updated_at BIGINT
+                )
+                """,
+                "CREATE TABLE phone_approval_pauses (user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, until BIGINT NOT NULL)",
+                "ALTER TABLE oauth_clients ADD COLUMN ciba BIGINT NOT NULL DEFAULT 0",
+            ]
+        ),
     ]
 }

@@ -9,11 +9,11 @@ extension SQLTouchstoneStore {
                 try await db.raw(
                     """
                     INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris,
-                        backchannel_logout_uri, first_party, created_at, secret_rotated_at)
+                        backchannel_logout_uri, first_party, created_at, secret_rotated_at, ciba)
                     VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash),
                         \(bind: client.redirectURIs.joined(separator: "\n")), \(bind: client.postLogoutRedirectURIs.joined(separator: "\n")),
                         \(bind: client.backchannelLogoutURI), \(bind: Int64(client.firstParty ? 1 : 0)), \(bind: client.createdAt.millis),
-                        \(bind: client.secretRotatedAt?.millis))
+                        \(bind: client.secretRotatedAt?.millis), \(bind: Int64(client.ciba ? 1 : 0)))
                     """
                 ).run()
             }
@@ -70,5 +70,6 @@ extension OAuthClientRecord {
             createdAt: try row.date("created_at"),
             secretRotatedAt: try row.optionalDate("secret_rotated_at")
         )
+        self.ciba = try row.decode(column: "ciba", as: Int64.self) != 0
     }
 }

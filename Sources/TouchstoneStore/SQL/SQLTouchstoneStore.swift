@@ -110,6 +110,9 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             ).all().count
             // Mailed codes and links that can no longer be used.
             try await db.raw("DELETE FROM email_challenges WHERE expires_at < \(bind: cutoff.millis)").run()
+            // Sign-in requests a day after they ended (decided or not), and pauses that are over.
+            try await db.raw("DELETE FROM sign_in_requests WHERE expires_at < \(bind: cutoff.addingTimeInterval(-86_400).millis)").run()
+            try await db.raw("DELETE FROM phone_approval_pauses WHERE until < \(bind: cutoff.millis)").run()
             // Full buckets and stale failure counts carry no information any more.
             try await db.raw("DELETE FROM rate_limits WHERE tat < \(bind: cutoff.millis)").run()
             try await db.raw(
