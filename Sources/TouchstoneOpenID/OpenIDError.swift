@@ -19,6 +19,12 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
         case unsupportedGrantType = "unsupported_grant_type"
         case unsupportedTokenType = "unsupported_token_type"
         case temporarilyUnavailable = "temporarily_unavailable"
+        case authorizationPending = "authorization_pending"
+        case slowDown = "slow_down"
+        case expiredToken = "expired_token"
+        case unknownUserId = "unknown_user_id"
+        case invalidBindingMessage = "invalid_binding_message"
+        case unauthorizedClient = "unauthorized_client"
     }
 
     private let kind: Code
@@ -58,6 +64,19 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func unsupportedTokenType(_ reason: String) -> Self { Self(.unsupportedTokenType, reason) }
     /// The provider cannot answer now (its database is unavailable): 503.
     public static func temporarilyUnavailable(_ reason: String) -> Self { Self(.temporarilyUnavailable, reason) }
+
+    /// CIBA (Core 1.0 §11): the user has not decided yet; poll again after the interval.
+    public static func authorizationPending(_ reason: String) -> Self { Self(.authorizationPending, reason) }
+    /// CIBA: the client polls faster than the interval.
+    public static func slowDown(_ reason: String) -> Self { Self(.slowDown, reason) }
+    /// CIBA: the request expired before the user decided.
+    public static func expiredToken(_ reason: String) -> Self { Self(.expiredToken, reason) }
+    /// CIBA (§13): the hint names no user the provider knows.
+    public static func unknownUserId(_ reason: String) -> Self { Self(.unknownUserId, reason) }
+    /// CIBA (§13): the binding message is too long or has characters it may not.
+    public static func invalidBindingMessage(_ reason: String) -> Self { Self(.invalidBindingMessage, reason) }
+    /// The client may not use this flow (RFC 6749 §5.2; CIBA §13: a client not registered for CIBA).
+    public static func unauthorizedClient(_ reason: String) -> Self { Self(.unauthorizedClient, reason) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
     public func hash(into hasher: inout Hasher) { hasher.combine(self.kind) }

@@ -11,7 +11,7 @@ public struct ProviderMetadata: Encodable, Sendable, Hashable {
     public var scopes_supported = Scopes.supported
     public var response_types_supported = ["code"]
     public var response_modes_supported = ["query"]
-    public var grant_types_supported = ["authorization_code", "refresh_token"]
+    public var grant_types_supported = ["authorization_code", "refresh_token", BackchannelAuthenticationRequest.grantType]
     public var subject_types_supported = ["public"]
     public var id_token_signing_alg_values_supported: [String]
     public var token_endpoint_auth_methods_supported = ["client_secret_basic", "client_secret_post", "none"]
@@ -30,6 +30,10 @@ public struct ProviderMetadata: Encodable, Sendable, Hashable {
     public var backchannel_logout_supported = true
     public var backchannel_logout_session_supported = true
     public var frontchannel_logout_supported = false
+    /// OpenID CIBA Core 1.0 §4, poll mode only.
+    public var backchannel_authentication_endpoint: String
+    public var backchannel_token_delivery_modes_supported = ["poll"]
+    public var backchannel_user_code_parameter_supported = false
 
     /// The document for `issuer` (no trailing slash), whose endpoints live under it, signing with `algorithms`.
     public init(issuer: String, signingAlgorithms: [String]) {
@@ -42,6 +46,7 @@ public struct ProviderMetadata: Encodable, Sendable, Hashable {
         self.revocation_endpoint = base + "/oauth2/revoke"
         self.introspection_endpoint = base + "/oauth2/introspect"
         self.end_session_endpoint = base + "/oauth2/logout"
+        self.backchannel_authentication_endpoint = base + "/oauth2/bc-authorize"
         self.id_token_signing_alg_values_supported = signingAlgorithms
     }
 }

@@ -215,7 +215,7 @@ func makeFeatures(
         AdminFeature(core: core),
         ConfirmationsFeature(core: core, passkeys: passkeys.service),
         TokensFeature(core: core),
-        OpenIDFeature(core: core, passkeys: passkeys.service),
+        OpenIDFeature(core: core, passkeys: passkeys.service, phoneApproval: phoneApproval.service),
         WebhooksFeature(core: core, keyEncryptionKey: keyEncryptionKey),
         MailFeature(core: core, transport: mailTransport, keyEncryptionKey: keyEncryptionKey),
         RecoveryFeature(core: core),

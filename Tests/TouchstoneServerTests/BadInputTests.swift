@@ -188,6 +188,7 @@ struct FailingStore: TouchstoneStore {
     func unusedRecoveryCodeCount(userId: String) async throws -> Int { throw self.error }
     func insertSignInRequest(_ request: SignInRequestRecord, maximumPending: Int, events: [AuditEventRecord], at: Date) async throws -> Bool { throw self.error }
     func signInRequest(id: String) async throws -> SignInRequestRecord? { throw self.error }
+    func signInRequest(pollTokenHash: String) async throws -> SignInRequestRecord? { throw self.error }
     func pendingSignInRequests(userId: String, at: Date) async throws -> [SignInRequestRecord] { throw self.error }
     func bindSignInRequest(id: String, userId: String, at: Date) async throws -> Bool { throw self.error }
     func decideSignInRequest(id: String, decision: SignInRequestDecision, events: [AuditEventRecord], at: Date) async throws -> Bool { throw self.error }

@@ -40,6 +40,7 @@ struct PhoneApprovalStoreTests {
             let later = Self.t0.addingTimeInterval(121)
             #expect(try await store.insertSignInRequest(Self.request("q6", email: "a@example.com", user: "u1", at: 121), maximumPending: 3, events: [], at: later))
             #expect(try await store.pendingSignInRequests(userId: "u1", at: later).map(\.id) == ["q6"])
+            #expect(try await store.signInRequest(pollTokenHash: "poll-q3")?.id == "q3")
             let stored = try #require(try await store.signInRequest(id: "q2"))
             #expect(stored == Self.request("q2", email: "a@example.com", user: "u1"))
         }

@@ -558,6 +558,10 @@ public struct ComposedStore: TouchstoneStore {
         try await self.phoneApproval.signInRequest(id: id)
     }
 
+    public func signInRequest(pollTokenHash: String) async throws -> SignInRequestRecord? {
+        try await self.phoneApproval.signInRequest(pollTokenHash: pollTokenHash)
+    }
+
     public func pendingSignInRequests(userId: String, at: Date) async throws -> [SignInRequestRecord] {
         try await self.phoneApproval.pendingSignInRequests(userId: userId, at: at)
     }

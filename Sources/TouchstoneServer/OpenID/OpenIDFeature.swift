@@ -11,10 +11,13 @@ struct OpenIDFeature: Feature {
     let provider: OpenIDProvider
     let passkeys: PasskeyService
     let backChannel: BackChannelLogout
+    /// Starts and reads the phone approvals of CIBA requests.
+    let phoneApproval: PhoneApprovalService
 
-    init(core: ServerCore, passkeys: PasskeyService) {
+    init(core: ServerCore, passkeys: PasskeyService, phoneApproval: PhoneApprovalService) {
         self.core = core
         self.passkeys = passkeys
+        self.phoneApproval = phoneApproval
         let configuration = core.configuration
         self.provider = OpenIDProvider(
             issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
@@ -64,7 +67,8 @@ struct OpenIDFeature: Feature {
             provider: self.provider,
             service: OpenIDTokenService(provider: self.provider),
             tokens: tokens,
-            limiter: core.limiter
+            limiter: core.limiter,
+            backchannel: BackchannelAuthentication(provider: self.provider, phoneApproval: self.phoneApproval, sessions: core.sessions)
         ).addRoutes(to: router)
         LogoutController(provider: self.provider, sessions: core.sessions, cookies: cookies, pages: pages, limiter: core.limiter)
             .addRoutes(to: router)

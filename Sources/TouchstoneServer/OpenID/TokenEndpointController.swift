@@ -15,9 +15,14 @@ struct TokenEndpointController {
     let service: OpenIDTokenService
     let tokens: TokenService
     let limiter: RateLimiter
+    /// CIBA (`/oauth2/bc-authorize` and its grant).
+    let backchannel: BackchannelAuthentication
 
     func addRoutes(to router: Router<Context>) {
         router.post("/oauth2/token") { request, context in try await self.oauth(request, context) { try await self.token($0, $1) } }
+        router.post("/oauth2/bc-authorize") { request, context in
+            try await self.oauth(request, context) { try await self.backchannelAuthorize($0, $1) }
+        }
         router.post("/oauth2/revoke") { request, context in try await self.oauth(request, context) { try await self.revoke($0, $1) } }
         router.post("/oauth2/introspect") { request, context in
             try await self.oauth(request, context) { try await self.introspect($0, $1) }
@@ -47,8 +52,10 @@ struct TokenEndpointController {
                 scope: try form.single("scope"),
                 client: client.record
             )
+        case BackchannelAuthenticationRequest.grantType:
+            issued = try await self.backchannel.token(authReqId: try form.required("auth_req_id"), client: client.record)
         default:
-            throw OAuthFailure(.unsupportedGrantType("grant_type must be authorization_code or refresh_token"))
+            throw OAuthFailure(.unsupportedGrantType("grant_type must be authorization_code, refresh_token or \(BackchannelAuthenticationRequest.grantType)"))
         }
         // Written without JSONEncoder: the token endpoint is the provider's hot path.
         var writer = JSONWriter(capacity: 2048)
@@ -61,6 +68,28 @@ struct TokenEndpointController {
             if let refresh = issued.refreshToken { writer.member("refresh_token", refresh) }
         }
         return Self.json(.ok, writer)
+    }
+
+    // MARK: Backchannel authentication (CIBA)
+
+    /// `POST /oauth2/bc-authorize` (CIBA Core 1.0 §7): a confidential client registered with `--ciba` asks for a
+    /// user's approval on their phone → 200 `{"auth_req_id", "expires_in", "interval"}`.
+    private func backchannelAuthorize(_ request: Request, _ context: Context) async throws -> Response {
+        let form = try await self.form(request, context)
+        let client = try await self.authenticate(request, form, context, allowPublic: false)
+        do {
+            let started = try await self.backchannel.authorize(form, client: client.record)
+            var writer = JSONWriter(capacity: 256)
+            writer.object { writer in
+                writer.member("auth_req_id", started.authReqId)
+                writer.member("expires_in", started.expiresIn)
+                writer.member("interval", started.interval)
+            }
+            return Self.json(.ok, writer)
+        } catch let failure as OAuthFailure where failure.error.code == "access_denied" {
+            // §13: access_denied is 403 here.
+            return Self.error(failure, status: .forbidden)
+        }
     }
 
     // MARK: Revocation

@@ -36,6 +36,13 @@ extension SQLTouchstoneStore {
         }
     }
 
+    public func signInRequest(pollTokenHash: String) async throws -> SignInRequestRecord? {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.raw("SELECT * FROM sign_in_requests WHERE poll_token_hash = \(bind: pollTokenHash)").first()
+                .map(SignInRequestRecord.init(row:))
+        }
+    }
+
     public func pendingSignInRequests(userId: String, at: Date) async throws -> [SignInRequestRecord] {
         try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(
