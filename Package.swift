@@ -320,6 +320,7 @@ let package = Package(
             name: "TouchstoneKitTests",
             dependencies: [
                 "TouchstoneTesting",
+                "TouchstoneConfirmation",
                 "TouchstoneWebAuthn",
                 "TouchstoneKit",
                 "TouchstoneServer",

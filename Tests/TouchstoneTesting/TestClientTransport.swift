@@ -7,9 +7,12 @@ import HTTPTypes
 /// Routes the SDK's requests into a Hummingbird test client, so SDK tests run against the real server in process.
 public struct TestClientTransport: TouchstoneTransport {
     let client: any TestClientProtocol
+    /// The server's URL as the SDK should believe it (a scanned sign-in code must name it).
+    public let serverURL: URL?
 
-    public init(_ client: any TestClientProtocol) {
+    public init(_ client: any TestClientProtocol, serverURL: URL? = nil) {
         self.client = client
+        self.serverURL = serverURL
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {

@@ -42,6 +42,8 @@ public actor BiometricLogin {
     private let accessPolicy: KeyAccessPolicy
     private let appAttest: (any AppAttestProvider)?
     private let makeKeyTag: @Sendable () -> String
+    /// Keeps the device credential that reads sign-in requests without a prompt; nil: sign-in approval is off.
+    let credentialStore: (any DeviceCredentialStore)?
 
     /// - Parameters:
     ///   - algorithm: The key algorithm; must be one the key store supports (ES256 for the Secure Enclave).
@@ -49,6 +51,9 @@ public actor BiometricLogin {
     ///   - appAttest: When given (and supported by the device), enrolments carry an App Attest proof that the request
     ///     comes from the genuine app; servers that set `requireAppAttest` refuse enrolments without one.
     ///   - makeKeyTag: Names new keys; the default is a random UUID under `touchstone.`.
+    ///   - credentialStore: Where the device credential for sign-in approvals is kept (``KeychainDeviceCredentialStore``
+    ///     on Apple platforms); by default the state store, when it can keep one (``FileStateStore``,
+    ///     ``InMemoryStateStore``).
     public init(
         client: TouchstoneClient,
         keyStore: any DeviceKeyStore,
@@ -57,8 +62,10 @@ public actor BiometricLogin {
         algorithm: SignatureAlgorithm = .es256,
         accessPolicy: KeyAccessPolicy = .biometryCurrentSet,
         appAttest: (any AppAttestProvider)? = nil,
+        credentialStore: (any DeviceCredentialStore)? = nil,
         makeKeyTag: @escaping @Sendable () -> String = { "touchstone.\(UUID().uuidString.lowercased())" }
     ) {
+        self.credentialStore = credentialStore ?? (stateStore as? any DeviceCredentialStore)
         self.appAttest = appAttest
         self.client = client
         self.keyStore = keyStore
@@ -132,6 +139,7 @@ public actor BiometricLogin {
             try await self.keyStore.createKey(tag: tag, algorithm: self.algorithm, policy: self.accessPolicy)
         }
         let registration: BiometricRegistration
+        let deviceCredential: String?
         do {
             let grant = try await self.client.startRegistration(
                 token: session.session.token,
@@ -144,7 +152,7 @@ public actor BiometricLogin {
             let signature = try await self.keyStoreCall {
                 try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: tag, verification: verification)
             }
-            registration = try await self.client.finishRegistration(
+            (registration, deviceCredential) = try await self.client.finishEnrolment(
                 token: session.session.token,
                 registrationId: grant.registrationId,
                 signature: signature
@@ -162,6 +170,9 @@ public actor BiometricLogin {
                 email: session.user.email
             )
         )
+        if let deviceCredential, let store = self.credentialStore {
+            try await store.saveDeviceCredential(deviceCredential, registrationId: registration.id)
+        }
         // The server replaced the previous registration of this device; its key is useless now.
         if let previous, previous.keyTag != tag { try? await self.keyStore.deleteKey(tag: previous.keyTag) }
         return registration
@@ -413,6 +424,7 @@ public actor BiometricLogin {
 
     func forgetLocalEnrollment(_ enrollment: LocalEnrollment) async throws {
         try? await self.keyStore.deleteKey(tag: enrollment.keyTag)
+        try? await self.credentialStore?.clearDeviceCredential()
         try await self.stateStore.clearEnrollment()
     }
 

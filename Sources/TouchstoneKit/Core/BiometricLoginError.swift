@@ -59,6 +59,19 @@ public struct BiometricLoginError: Error, Hashable, Sendable, CustomStringConver
         case confirmationExpired
         /// The confirmation was already approved or declined.
         case confirmationNotPending
+        /// The sign-in request is not what the app shows or expects (another account's, a number it did not offer, a
+        /// QR code for another server): nothing was signed.
+        case signInRequestMismatch
+        /// The sign-in request is past its lifetime.
+        case signInRequestExpired
+        /// The sign-in request was already approved or declined.
+        case signInRequestNotPending
+        /// The number picked is not the one the computer shows: the request is declined (the user starts again on the
+        /// computer).
+        case wrongNumber
+        /// No device credential is stored for this registration, or the server no longer accepts it: get a new one
+        /// with ``BiometricLogin/renewDeviceCredential(session:)``.
+        case deviceCredentialInvalid
         /// The server answered with an error; see ``serverCode`` and ``httpStatus``.
         case server
         /// The server could not be reached or answered something unreadable.

@@ -33,3 +33,20 @@ public protocol LocalStateStore: Sendable {
     func appAttestKeyId() async throws -> String?
     func saveAppAttestKeyId(_ keyId: String?) async throws
 }
+
+/// Where the device credential of this installation's registration is kept (issue #34): the secret that lets the app
+/// read sign-in requests waiting for approval without a biometric prompt. Keep it out of biometric protection (the
+/// app reads it when a push arrives) but on this device only: ``KeychainDeviceCredentialStore`` on Apple platforms,
+/// ``FileStateStore`` (a mode-0600 file) elsewhere.
+public protocol DeviceCredentialStore: Sendable {
+    /// The stored credential, if it belongs to `registrationId`.
+    func loadDeviceCredential(registrationId: String) async throws -> String?
+    func saveDeviceCredential(_ credential: String, registrationId: String) async throws
+    func clearDeviceCredential() async throws
+}
+
+/// A stored device credential and the registration it belongs to.
+struct StoredDeviceCredential: Codable {
+    var registrationId: String
+    var credential: String
+}

@@ -24,6 +24,20 @@ public actor InMemoryStateStore: LocalStateStore {
 
     public func appAttestKeyId() async throws -> String? { self.storedAppAttestKeyId }
     public func saveAppAttestKeyId(_ keyId: String?) async throws { self.storedAppAttestKeyId = keyId }
+
+    private var storedCredential: StoredDeviceCredential?
+}
+
+extension InMemoryStateStore: DeviceCredentialStore {
+    public func loadDeviceCredential(registrationId: String) async throws -> String? {
+        self.storedCredential.flatMap { $0.registrationId == registrationId ? $0.credential : nil }
+    }
+
+    public func saveDeviceCredential(_ credential: String, registrationId: String) async throws {
+        self.storedCredential = StoredDeviceCredential(registrationId: registrationId, credential: credential)
+    }
+
+    public func clearDeviceCredential() async throws { self.storedCredential = nil }
 }
 
 /// Local state as JSON files (mode 0600) in a directory (mode 0700): `enrollment.json` and `device-id`.
@@ -83,5 +97,28 @@ public actor FileStateStore: LocalStateStore {
         let created = UUID().uuidString.lowercased()
         try writePrivateFile(Data(created.utf8), to: self.deviceIdURL)
         return created
+    }
+}
+
+extension FileStateStore: DeviceCredentialStore {
+    private var deviceCredentialURL: URL { self.directory.appendingPathComponent("device-credential.json") }
+
+    public func loadDeviceCredential(registrationId: String) async throws -> String? {
+        guard let data = try? Data(contentsOf: self.deviceCredentialURL),
+            let stored = try? JSONDecoder().decode(StoredDeviceCredential.self, from: data), stored.registrationId == registrationId
+        else {
+            return nil
+        }
+        return stored.credential
+    }
+
+    public func saveDeviceCredential(_ credential: String, registrationId: String) async throws {
+        try writePrivateFile(JSONEncoder().encode(StoredDeviceCredential(registrationId: registrationId, credential: credential)), to: self.deviceCredentialURL)
+    }
+
+    public func clearDeviceCredential() async throws {
+        if FileManager.default.fileExists(atPath: self.deviceCredentialURL.path) {
+            try FileManager.default.removeItem(at: self.deviceCredentialURL)
+        }
     }
 }

@@ -18,7 +18,7 @@ public struct TouchstoneSessionInfo: Sendable, Hashable, Codable {
     public var expiresAt: String
     public var idleExpiresAt: String
     public var authenticatedAt: String
-    /// How the session was opened: `password`, `biometric`, `passkey`, `pin`, `email_code` or `recovery_code`.
+    /// How the session was opened: `password`, `biometric`, `passkey`, `pin`, `email_code`, `recovery_code` or `phone_approval`.
     public var methods: [String]
 }
 

@@ -287,6 +287,10 @@ public struct TouchstoneClient: Sendable {
         "login_throttled": .rateLimited,
         "confirmation_expired": .confirmationExpired,
         "confirmation_not_pending": .confirmationNotPending,
+        "sign_in_request_expired": .signInRequestExpired,
+        "sign_in_request_not_pending": .signInRequestNotPending,
+        "wrong_number": .wrongNumber,
+        "invalid_device_credential": .deviceCredentialInvalid,
     ]
 
     // MARK: App Attest
@@ -311,14 +315,25 @@ public struct TouchstoneClient: Sendable {
     public func finishRegistration(token: String, registrationId: String, signature: [UInt8]) async throws
         -> BiometricRegistration
     {
-        struct Body: Decodable { var registration: BiometricRegistration }
+        try await self.finishEnrolment(token: token, registrationId: registrationId, signature: signature).registration
+    }
+
+    /// ``finishRegistration(token:registrationId:signature:)`` with the device credential the server issued (nil from
+    /// servers before sign-in approval on the phone).
+    public func finishEnrolment(token: String, registrationId: String, signature: [UInt8]) async throws
+        -> (registration: BiometricRegistration, deviceCredential: String?)
+    {
+        struct Body: Decodable {
+            var registration: BiometricRegistration
+            var deviceCredential: String?
+        }
         let body: Body = try await self.call(
             "POST",
             "/v1/biometrics/registrations/finish",
             token: token,
             body: ["registrationId": registrationId, "signature": Base64.urlEncode(signature)]
         )
-        return body.registration
+        return (body.registration, body.deviceCredential)
     }
 
     public func registrations(token: String) async throws -> [BiometricRegistration] {
@@ -438,7 +453,7 @@ public struct TouchstoneClient: Sendable {
         return try self.decode(Output.self, response, path: path)
     }
 
-    private func decode<Output: Decodable>(_ type: Output.Type, _ response: TransportResponse, path: String) throws -> Output {
+    func decode<Output: Decodable>(_ type: Output.Type, _ response: TransportResponse, path: String) throws -> Output {
         do {
             return try JSONDecoder().decode(Output.self, from: response.body)
         } catch {
@@ -457,8 +472,13 @@ public struct TouchstoneClient: Sendable {
     }
 
     private func exchange(_ method: String, _ path: String, token: String?, raw data: Data?) async throws -> TransportResponse {
+        try await self.exchange(method, path, authorization: token.map { "Bearer \($0)" }, raw: data)
+    }
+
+    /// Sends a request with any `Authorization` value (a device credential, a poll token).
+    func exchange(_ method: String, _ path: String, authorization: String?, raw data: Data?) async throws -> TransportResponse {
         var headers = ["Accept": "application/json"]
-        if let token { headers["Authorization"] = "Bearer \(token)" }
+        if let authorization { headers["Authorization"] = authorization }
         if data != nil { headers["Content-Type"] = "application/json" }
         let response: TransportResponse
         do {

@@ -33,6 +33,12 @@ public struct TransportResponse: Sendable, Hashable {
 public protocol TouchstoneTransport: Sendable {
     /// - Throws: any error when no HTTP response was received; the client reports it as `.transport`.
     func send(_ request: TransportRequest) async throws -> TransportResponse
+    /// The server's URL, when the transport knows it: a scanned sign-in code must name the same origin.
+    var serverURL: URL? { get }
+}
+
+extension TouchstoneTransport {
+    public var serverURL: URL? { nil }
 }
 
 /// A transport over `URLSession` (Foundation on Apple platforms, FoundationNetworking on Linux).
@@ -44,6 +50,8 @@ public struct URLSessionTransport: TouchstoneTransport {
         self.baseURL = baseURL
         self.session = session
     }
+
+    public var serverURL: URL? { self.baseURL }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let base = self.baseURL.absoluteString.hasSuffix("/") ? String(self.baseURL.absoluteString.dropLast()) : self.baseURL.absoluteString
