@@ -10,7 +10,10 @@ extension SignatureAlgorithm: ExpressibleByArgument {}
 struct Device: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A simulated device driven by the real SDK (software keys, auto-approved prompt). Prints JSON.",
-        subcommands: [Enable.self, Login.self, Disable.self, Status.self, Confirm.self, PasskeyRegister.self, PasskeyLogin.self]
+        subcommands: [
+            Enable.self, Login.self, Disable.self, Status.self, Confirm.self, PasskeyRegister.self, PasskeyLogin.self, SignInRequests.self,
+            ApproveSignIn.self, DeclineSignIn.self,
+        ]
     )
 
     struct Options: ParsableArguments {

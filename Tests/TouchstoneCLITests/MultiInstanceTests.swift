@@ -99,6 +99,35 @@ struct MultiInstanceTests {
         }
     }
 
+    /// A sign-in approved on the phone through one instance is seen by a browser polling another (its long poll
+    /// re-reads the request), and concurrent polls on both make exactly one session (issue #34).
+    @Test func aPhoneApprovalOnOneInstanceSignsInABrowserPollingTheOther() async throws {
+        try await Self.withSchema { url in
+            let (a, b) = try await ServerProcess.pair(database: url)
+            defer {
+                a.stop()
+                b.stop()
+            }
+            let apiA = TouchstoneClient(baseURL: a.baseURL)
+            let apiB = TouchstoneClient(baseURL: b.baseURL)
+            let phone = BiometricLogin(client: apiA, keyStore: SoftwareKeyStore(), verifier: ScriptedVerifier.alwaysApprove(), stateStore: InMemoryStateStore())
+            let session = try await apiA.createUser(email: "multi-phone@example.com", password: Self.password)
+            try await phone.enable(session: session, deviceName: "phone")
+            let started = try await apiB.startSignInRequest(email: "multi-phone@example.com")
+            async let waitingOnB = apiB.signInRequestStatus(id: started.requestId, pollToken: started.pollToken, wait: 20)
+            async let waitingOnA = apiA.signInRequestStatus(id: started.requestId, pollToken: started.pollToken, wait: 20)
+            let request = try #require(try await phone.pendingSignInRequests().first)
+            try await phone.approveSignIn(request, choice: started.number)
+            let answers = try await [waitingOnB, waitingOnA]
+            #expect(answers.allSatisfy { $0.status == "approved" })
+            let sessions = answers.compactMap(\.session)
+            #expect(sessions.count == 1)
+            let token = try #require(sessions.first?.session.token)
+            #expect(try await apiB.currentSession(token: token).user.id == session.user.id)
+            #expect(try await apiA.signInRequestStatus(id: started.requestId, pollToken: started.pollToken).session == nil)
+        }
+    }
+
     /// The limit that protects an account is kept in the database: alternating instances does not get around it.
     @Test func theAccountLimitHoldsAcrossInstances() async throws {
         try await Self.withSchema { url in

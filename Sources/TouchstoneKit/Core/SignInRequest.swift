@@ -5,7 +5,7 @@ public import Foundation
 ///
 /// Show ``client``, the browser (``SignInRequestPayload/browser``) or the binding message, and the three ``numbers``;
 /// the user picks the one the computer shows.
-public struct SignInRequest: Sendable, Hashable, Decodable {
+public struct SignInRequest: Sendable, Hashable, Codable {
     public var requestId: String
     /// Who asks: the OpenID client's name, or the product's.
     public var client: String
