@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "TouchstoneOpenID", targets: ["TouchstoneOpenID"]),
         .library(name: "TouchstoneWebhooks", targets: ["TouchstoneWebhooks"]),
         .library(name: "TouchstoneMail", targets: ["TouchstoneMail"]),
+        .library(name: "TouchstoneAPNs", targets: ["TouchstoneAPNs"]),
         .executable(name: "touchstone", targets: ["touchstone"]),
         .executable(name: "touchstone-fuzz", targets: ["touchstone-fuzz"]),
     ],
@@ -117,6 +118,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Apple push: a provider-token (JWT, jwt-kit) client of the HTTP/2 push service on AsyncHTTPClient.
+        .target(
+            name: "TouchstoneAPNs",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Persistence behind one Sendable protocol: embedded SQLite, or PostgreSQL to scale out.
         .target(
             name: "TouchstoneStore",
@@ -149,6 +163,7 @@ let package = Package(
                 "TouchstoneOpenID",
                 "TouchstoneWebhooks",
                 "TouchstoneMail",
+                "TouchstoneAPNs",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -202,6 +217,8 @@ let package = Package(
             dependencies: [
                 "TouchstoneServer",
                 "TouchstoneWebAuthn",
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 "TouchstoneKit",
@@ -340,6 +357,17 @@ let package = Package(
         .testTarget(
             name: "TouchstoneWebhooksTests",
             dependencies: ["TouchstoneWebhooks", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneAPNsTests",
+            dependencies: [
+                "TouchstoneAPNs",
+                "TouchstoneTesting",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -137,8 +137,20 @@ public func buildApplication(
         metadata: metadata,
         mailer: mailer
     )
+    // Apple push for sign-in requests, when configured (a key that cannot sign stops the start).
+    var push: APNsPushNotifier?
+    if let apns = configuration.phoneApproval.apns {
+        do {
+            push = try await APNsPushNotifier.make(apns, store: store, logger: logger, metrics: metrics)
+        } catch {
+            try? await store.shutdown()
+            throw error
+        }
+        logger.info("push: Apple push to \(apns.url) for \(apns.topic)")
+    }
     let features = makeFeatures(
         core: core,
+        push: push,
         androidTrust: androidTrust,
         decoyKey: decoyKey,
         keyEncryptionKey: keyEncryptionKey,
@@ -190,6 +202,7 @@ public func openStore(
 /// line here (docs/architecture.md).
 func makeFeatures(
     core: ServerCore,
+    push: (any PushNotifier)? = nil,
     androidTrust: AndroidKeyAttestationTrust,
     decoyKey: SymmetricKey,
     keyEncryptionKey: SymmetricKey,
@@ -203,7 +216,7 @@ func makeFeatures(
         decoyKey: decoyKey,
         challenges: SelfContainedChallenges(derivingFrom: keyEncryptionKey, purpose: PasskeyService.challengePurpose)
     )
-    let phoneApproval = PhoneApprovalFeature(core: core, push: nil)
+    let phoneApproval = PhoneApprovalFeature(core: core, push: push)
     return [
         SystemFeature(core: core),
         WebFeature(core: core),

@@ -199,6 +199,7 @@ struct FailingStore: TouchstoneStore {
     func deviceChannels(userId: String) async throws -> [DeviceChannelRecord] { throw self.error }
     func setPushToken(registrationId: String, platform: String, token: String, at: Date) async throws -> Bool { throw self.error }
     func pausePhoneApprovals(userId: String, until: Date) async throws { throw self.error }
+    func clearPushToken(registrationId: String, token: String) async throws { throw self.error }
     func phoneApprovalsPausedUntil(userId: String, at: Date) async throws -> Date? { throw self.error }
     func recordLogoutNotice(clientId: String, sessionId: String, delivered: Bool, retryAt: Date?, error: String?) async throws { throw self.error }
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }

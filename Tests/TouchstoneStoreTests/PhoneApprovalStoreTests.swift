@@ -92,6 +92,11 @@ struct PhoneApprovalStoreTests {
             try await store.setDeviceCredential(registrationId: "r1", credentialHash: "h2", at: Self.t0)
             #expect(try await store.deviceChannel(registrationId: "r1") == DeviceChannelRecord(registrationId: "r1", credentialHash: "h2", createdAt: Self.t0, pushPlatform: "apns", pushToken: "ab"))
             #expect(try await store.deviceChannels(userId: "u1").map(\.registrationId) == ["r1"])
+            try await store.clearPushToken(registrationId: "r1", token: "other")
+            #expect(try await store.deviceChannel(registrationId: "r1")?.pushToken == "ab")
+            try await store.clearPushToken(registrationId: "r1", token: "ab")
+            #expect(try await store.deviceChannel(registrationId: "r1")?.pushToken == nil)
+            #expect(try await store.setPushToken(registrationId: "r1", platform: "apns", token: "ab", at: Self.t0))
             #expect(try await store.updateRegistrationStatus(id: "r1", from: [.active], to: .revoked, at: Self.t0))
             #expect(try await store.deviceChannels(userId: "u1").isEmpty)
 

@@ -598,6 +598,10 @@ public struct ComposedStore: TouchstoneStore {
         try await self.phoneApproval.setPushToken(registrationId: registrationId, platform: platform, token: token, at: at)
     }
 
+    public func clearPushToken(registrationId: String, token: String) async throws {
+        try await self.phoneApproval.clearPushToken(registrationId: registrationId, token: token)
+    }
+
     public func pausePhoneApprovals(userId: String, until: Date) async throws {
         try await self.phoneApproval.pausePhoneApprovals(userId: userId, until: until)
     }

@@ -193,6 +193,12 @@ public final class ServerMetrics: Sendable {
         Counter(label: "touchstone_mail_deliveries_total", dimensions: [("outcome", outcome)], factory: self.factory).increment()
     }
 
+    /// A push to a phone about a sign-in request (issue #34): `delivered`, `token_invalid` (forgotten), `refused`,
+    /// `failed` (no answer).
+    func pushed(_ outcome: String) {
+        Counter(label: "touchstone_push_notifications_total", dimensions: [("outcome", outcome)], factory: self.factory).increment()
+    }
+
     // MARK: Scrape
 
     /// The exposition text, with the process and database gauges read now.
@@ -257,6 +263,7 @@ public final class ServerMetrics: Sendable {
         ("touchstone_mail_queue_depth", "gauge", "Mails waiting to be sent (every instance's)."),
         ("touchstone_mail_failed", "gauge", "Mails given up (a permanent refusal or every attempt failed), kept until the retention ends."),
         ("touchstone_mail_oldest_pending_seconds", "gauge", "Age of the oldest mail waiting to be sent."),
+        ("touchstone_push_notifications_total", "counter", "Apple pushes of sign-in requests to phones, by outcome (delivered, token_invalid, refused, failed)."),
         ("touchstone_mds_refreshes_total", "counter", "Authenticator metadata (FIDO MDS) refreshes from the source, by outcome."),
         ("touchstone_mds_blob_number", "gauge", "Serial number of the authenticator metadata BLOB in use."),
         ("touchstone_mds_next_update_timestamp_seconds", "gauge", "When the metadata BLOB in use is due to be replaced (Unix time)."),

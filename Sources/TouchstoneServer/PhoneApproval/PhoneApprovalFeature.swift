@@ -1,4 +1,5 @@
 import Hummingbird
+import ServiceLifecycle
 import TouchstoneWebAuthn
 
 /// Sign-ins approved on a phone (issue #34): the browser's requests, the phone's reading and deciding, the device
@@ -6,9 +7,12 @@ import TouchstoneWebAuthn
 struct PhoneApprovalFeature: Feature {
     let core: ServerCore
     let service: PhoneApprovalService
+    /// Apple push, when configured.
+    let apns: APNsPushNotifier?
 
     init(core: ServerCore, push: (any PushNotifier)?) {
         self.core = core
+        self.apns = push as? APNsPushNotifier
         let configuration = core.configuration
         self.service = PhoneApprovalService(
             store: core.store,
@@ -31,4 +35,6 @@ struct PhoneApprovalFeature: Feature {
         PhoneApprovalController(service: self.service, store: self.core.store, sessions: self.core.sessions, limiter: self.core.limiter)
             .addRoutes(to: router, authenticator: self.core.authenticator)
     }
+
+    var services: [any Service] { self.apns.map { [PushClientService(client: $0.client)] } ?? [] }
 }

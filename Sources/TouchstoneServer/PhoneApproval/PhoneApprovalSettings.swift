@@ -57,6 +57,8 @@ public struct APNsSettings: Sendable, Hashable {
     public var environment: Environment
     /// `TOUCHSTONE_APNS_URL`: another base URL than Apple's (a local stand-in in tests).
     public var baseURL: String?
+    /// `TOUCHSTONE_APNS_CA_FILE`: PEM certificates to trust instead of the system's (for a stand-in or a proxy).
+    public var trustRootsPEM: String?
 
     public init(keyPEM: String, keyId: String, teamId: String, topic: String, environment: Environment, baseURL: String? = nil) {
         self.keyPEM = keyPEM
@@ -100,5 +102,11 @@ public struct APNsSettings: Sendable, Hashable {
             if url.hasSuffix("/") { baseURL = String(url.dropLast()) }
         }
         self.init(keyPEM: pem, keyId: keyId, teamId: teamId, topic: topic, environment: kind, baseURL: baseURL)
+        if let caFile = environment["TOUCHSTONE_APNS_CA_FILE"] {
+            guard let text = try? String(contentsOfFile: caFile, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") else {
+                throw ConfigurationError("TOUCHSTONE_APNS_CA_FILE", "\(caFile) (cannot be read as PEM certificates)")
+            }
+            self.trustRootsPEM = text
+        }
     }
 }

@@ -155,6 +155,17 @@ extension SQLTouchstoneStore {
         }
     }
 
+    public func clearPushToken(registrationId: String, token: String) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                """
+                UPDATE device_channels SET push_platform = NULL, push_token = NULL
+                WHERE registration_id = \(bind: registrationId) AND push_token = \(bind: token)
+                """
+            ).run()
+        }
+    }
+
     public func pausePhoneApprovals(userId: String, until: Date) async throws {
         try await self.executor.withDatabase { db in
             try await db.raw(

@@ -37,6 +37,8 @@ public protocol PhoneApprovalStore: Sendable {
     /// Sets the push token of a registration that has a device credential; false when it has none.
     func setPushToken(registrationId: String, platform: String, token: String, at: Date) async throws -> Bool
 
+    /// Forgets a push token Apple no longer accepts, if it is still the registration's.
+    func clearPushToken(registrationId: String, token: String) async throws
     /// Pauses phone approvals of an account until `until` (a user said "not me").
     func pausePhoneApprovals(userId: String, until: Date) async throws
     /// When the account's phone approvals resume, if they are paused at `at`.
