@@ -106,7 +106,7 @@ struct AuthorizationController {
                     cookies: browser.setCookies)
             }
             switch action {
-            case "sign_in", "passkey":
+            case "sign_in", "passkey", "phone":
                 if let page = try await self.signIn(action: action, parameters: parameters, client: client, authorization: authorization,
                     browser: &browser, context: context)
                 {
@@ -264,6 +264,19 @@ struct AuthorizationController {
                     return (token, sessionCreated: true)
                 }
                 try await self.establish(token: token, replacing: current, browser: &browser)
+            } else if action == "phone" {
+                // The page's script polled the sign-in request the phone approved and got its session: it becomes
+                // the browser's if it is a fresh phone-approval session.
+                guard let token = try parameters.single("session"), token.utf8.count <= 256 else {
+                    throw APIError.invalidRequest("the phone's answer is missing")
+                }
+                let approved = try await self.sessions.authenticate(token: token)
+                guard approved.session.methods == [.phoneApproval],
+                    self.provider.now().timeIntervalSince(approved.session.authenticatedAt) <= OpenIDProvider.phoneSessionWindow
+                else {
+                    throw APIError.unauthenticated("that is not a fresh sign-in approved on your phone")
+                }
+                try await self.establish(token: token, replacing: current, browser: &browser)
             } else {
                 guard let text = try parameters.single("credential"), text.utf8.count <= 16 * 1024 else {
                     throw APIError.invalidRequest("the passkey's answer is missing")
@@ -324,6 +337,7 @@ struct AuthorizationController {
             OpenIDPages.SignIn(
                 productName: self.pages.productName,
                 clientName: client.name,
+                clientId: client.id,
                 parameters: Self.carriedParameters(parameters),
                 csrf: browser.csrf,
                 loginHint: authorization.loginHint ?? "",

@@ -46,6 +46,8 @@ struct OpenIDPages: Sendable {
     struct SignIn {
         var productName: String
         var clientName: String
+        /// For the phone sign-in, which names the client the phone shows.
+        var clientId: String
         var parameters: [Parameter]
         var csrf: String
         var loginHint: String

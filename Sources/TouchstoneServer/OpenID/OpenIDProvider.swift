@@ -22,6 +22,8 @@ struct OpenIDProvider: Sendable {
 
     /// How long a code can be exchanged (OAuth 2.1 recommends a short life; RFC 6749 §4.1.2 a maximum of 10 minutes).
     static let codeLifetime: TimeInterval = 60
+    /// How long after a phone approval its session may become a browser's on the sign-in page.
+    static let phoneSessionWindow: TimeInterval = 120
 
     // MARK: Sessions
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TouchstoneConfirmation
+import TouchstoneCrypto
 import TouchstoneStore
 
 /// Sign-ins approved on a phone: `/v1/sign-in-requests...` (the browser and the phone) and the device channel of a
@@ -47,6 +48,8 @@ struct PhoneApprovalController {
         var number: Int
         var expiresAt: String
         var qr: String
+        /// `qr` as an SVG QR code, for a page to show.
+        var qrSvg: String
     }
 
     /// `POST /v1/sign-in-requests` `{"email"?, "clientId"?}` → 201, the same for every address.
@@ -67,7 +70,8 @@ struct PhoneApprovalController {
                 pollToken: created.pollToken,
                 number: created.record.number ?? 0,
                 expiresAt: created.record.expiresAt.rfc3339,
-                qr: created.qr ?? ""
+                qr: created.qr ?? "",
+                qrSvg: (try? QRCode(text: created.qr ?? "").svg(moduleSize: 5, title: "QR code: scan it with your phone's app to sign in")) ?? ""
             ),
             headers: [.cacheControl: "no-store"]
         )

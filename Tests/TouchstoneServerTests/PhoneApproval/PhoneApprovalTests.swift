@@ -104,6 +104,7 @@ struct PhoneApprovalTests {
             #expect(expiresAt.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil)
             let qr = try #require(created.value("qr"))
             #expect(qr.hasPrefix("touchstone://sign-in?request=\(requestId)&secret=") && qr.contains("&server=http"))
+            #expect(created.value("qrSvg")?.hasPrefix("<svg") == true)
 
             let pending = try await flow.pendingRequests(phone)
             let request = try #require(pending.first)

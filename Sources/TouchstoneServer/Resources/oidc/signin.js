@@ -55,8 +55,49 @@ async function startAutofill() {
   }
 }
 
+// Sign in with your phone: the page asks for a sign-in request naming this client, shows the number (and the code to
+// scan), waits for the phone's decision, then posts the approved session with the authorization request.
+async function signInWithPhone() {
+  if (conditionalAbort) conditionalAbort.abort();
+  const form = document.getElementById("phone-form");
+  const email = (document.getElementById("email") || {}).value || "";
+  try {
+    const body = { clientId: form.dataset.clientId };
+    if (email) body.email = email;
+    const response = await fetch("/v1/sign-in-requests", {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
+    });
+    const started = await response.json();
+    if (!response.ok) throw new Error((started.error && started.error.message) || "The sign-in could not start.");
+    document.getElementById("phone-number").textContent = String(started.number);
+    const svg = new DOMParser().parseFromString(started.qrSvg, "image/svg+xml").documentElement;
+    document.getElementById("phone-qr").replaceChildren(document.importNode(svg, true));
+    document.getElementById("phone-sign-in-panel").hidden = false;
+    for (;;) {
+      const poll = await fetch(`/v1/sign-in-requests/${encodeURIComponent(started.requestId)}?wait=25`, {
+        headers: { Authorization: `Bearer ${started.pollToken}` },
+      });
+      const answer = await poll.json();
+      if (!poll.ok) throw new Error((answer.error && answer.error.message) || "The sign-in failed.");
+      if (answer.status === "pending") continue;
+      document.getElementById("phone-sign-in-panel").hidden = true;
+      if (answer.status === "approved" && answer.session) {
+        form.elements.session.value = answer.session.token;
+        form.submit();
+      } else {
+        setStatus(answer.status === "expired" ? "The request expired: try again." : "The sign-in was declined on your phone.");
+      }
+      return;
+    }
+  } catch (error) {
+    setStatus(error.message);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("passkey-sign-in").addEventListener("click", signInWithPasskey);
+  const phone = document.getElementById("phone-sign-in");
+  if (phone) phone.addEventListener("click", signInWithPhone);
   if (!window.PublicKeyCredential) document.getElementById("passkey-sign-in").disabled = true;
   startAutofill();
 });

@@ -469,6 +469,55 @@ async function declineConfirmation() {
   setStatus(`Declined: ${answer.confirmation.summary}`);
 }
 
+// MARK: Sign in with your phone
+
+// The browser asks; the account's phone shows three numbers and the user picks the one shown here (or scans the
+// code); the page long-polls until the phone decides. The poll token stays in this closure, never in storage.
+let phoneRequest = null;
+
+async function phoneSignIn() {
+  await abortPendingCeremonies();
+  cancelPhoneSignIn();
+  const email = $("sign-in-email").value;
+  const started = await api("POST", "/v1/sign-in-requests", email ? { email } : {});
+  const request = { id: started.requestId, pollToken: started.pollToken, cancelled: false };
+  phoneRequest = request;
+  $("phone-number").textContent = String(started.number);
+  const svg = new DOMParser().parseFromString(started.qrSvg, "image/svg+xml").documentElement;
+  $("phone-qr").replaceChildren(document.importNode(svg, true));
+  $("phone-state").textContent = "Waiting for your phone…";
+  $("phone-sign-in-panel").hidden = false;
+  setStatus(email ? "A sign-in request was sent to your phone." : "Scan the code with your phone's app.");
+  while (!request.cancelled) {
+    const response = await fetch(`/v1/sign-in-requests/${encodeURIComponent(request.id)}?wait=25`, {
+      headers: { Authorization: `Bearer ${request.pollToken}`, Accept: "application/json" },
+    });
+    const answer = await response.json();
+    if (request.cancelled) return;
+    if (!response.ok) throw Object.assign(new Error(answer.error?.message ?? `HTTP ${response.status}`), { code: answer.error?.code });
+    if (answer.status === "pending") continue;
+    $("phone-sign-in-panel").hidden = true;
+    phoneRequest = null;
+    if (answer.status === "approved" && answer.session) {
+      showSignedIn(answer);
+      setStatus("Signed in with your phone.");
+    } else if (answer.status === "declined") {
+      setStatus("The sign-in was declined on your phone.", true);
+    } else if (answer.status === "expired") {
+      setStatus("The sign-in request expired: try again.", true);
+    } else {
+      setStatus("The sign-in was approved in another window.");
+    }
+    return;
+  }
+}
+
+function cancelPhoneSignIn() {
+  if (phoneRequest) phoneRequest.cancelled = true;
+  phoneRequest = null;
+  $("phone-sign-in-panel").hidden = true;
+}
+
 async function signOut() {
   await api("DELETE", "/v1/session");
   showSignedOut();
@@ -483,6 +532,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("sign-up-form").addEventListener("submit", guarded(signUp));
   $("sign-in-form").addEventListener("submit", guarded(signIn));
   $("passkey-sign-in").addEventListener("click", guarded(passkeySignIn));
+  $("phone-sign-in").addEventListener("click", guarded(phoneSignIn));
+  $("phone-cancel").addEventListener("click", () => { cancelPhoneSignIn(); setStatus("Sign-in with your phone cancelled."); });
   $("add-passkey").addEventListener("click", guarded(addPasskey));
   $("sign-out").addEventListener("click", guarded(signOut));
   $("confirmation-form").addEventListener("submit", guarded(showConfirmation));
