@@ -565,6 +565,46 @@ def email_flows(browser, origin, work, authenticator):
     print("browser test: a reset link opened the page, and only the button set the password")
 
 
+def phone_flow(browser, origin):
+    """"Sign in with your phone" on the web page, by its labels: the number shown large and a QR code that a real decoder
+    (zxing-cpp) reads as the request's sign-in code; a phone written in Python (scripts/phone.py) picks the number and
+    signs; the page signs in."""
+    import io
+    import zxingcpp
+    from PIL import Image
+    from phone import Phone
+
+    address = "phone-flow@example.com"
+    http("POST", f"{origin}/v1/users", {"email": address, "password": "correct horse battery"})
+    phone = Phone(origin, address, "correct horse battery", "browser-test-phone-2")
+    browser.call("POST", "/url", {"url": origin + "/"})
+    wait_for("the page", lambda: browser.visible("signed-out"))
+    label = browser.call("GET", f"/element/{browser.element('#phone-sign-in')}/computedlabel")
+    if label != "Sign in with your phone":
+        fail(f"the phone button's accessible name is {label!r}")
+    browser.type("#sign-in-email", address)
+    browser.click("#phone-sign-in")
+    number = wait_for("the number", lambda: browser.visible("phone-sign-in-panel") and browser.text("phone-number").strip())
+    if browser.call("GET", f"/element/{browser.element('#phone-number')}/computedlabel") != "The number to pick on your phone":
+        fail("the number has no accessible name")
+    browser.script("document.querySelector('#phone-qr svg').scrollIntoView({block: 'center'})")
+    png = base64.b64decode(browser.call("GET", f"/element/{browser.element('#phone-qr svg')}/screenshot"))
+    codes = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)).convert("L"))
+    pending = phone.pending()
+    if len(pending) != 1:
+        fail(f"the phone sees {len(pending)} requests")
+    if not codes or not codes[0].text.startswith(f"touchstone://sign-in?request={pending[0]['requestId']}&secret="):
+        fail(f"the page's QR code does not read as the request's sign-in code: {[c.text for c in codes]}")
+    status, body = phone.approve(pending[0]["requestId"], pending[0]["payload"], int(number))
+    if status != 200:
+        fail(f"the phone's approval: {status} {body}")
+    wait_for("the signed-in view after the phone's approval",
+             lambda: browser.text("who") == address and browser.text("methods") == "phone_approval")
+    if browser.text("status") != "Signed in with your phone.":
+        fail(f"unexpected status after the phone sign-in: {browser.text('status')!r}")
+    print("browser test: signed in with the phone (the number picked on a phone, the QR code read by zxing-cpp)")
+
+
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/touchstone"
     screenshot_path = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "artifacts/browser-signed-in.png")
@@ -690,8 +730,9 @@ def main():
         print(f"browser test: screenshot of the signed-in page: {screenshot_path}")
         signals(browser, origin, admin_key, email, authenticator)
         email_flows(browser, origin, work, authenticator)
+        phone_flow(browser, origin)
         admin_console(browser, origin, admin_key, email, os.path.join(os.path.dirname(screenshot_path), "admin-dashboard.png"))
-        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, the email screens and the admin console: ok")
+        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, the email screens, the phone sign-in and the admin console: ok")
     except RuntimeError as error:
         status = browser.text("status") if session_id else ""
         fail(f"{error} (page status: {status!r})")

@@ -64,3 +64,19 @@ struct PhoneApprovalCommandTests {
         }
     }
 }
+
+extension PhoneApprovalCommandTests {
+    /// A long poll does not hold a stopping server for its whole wait: it answers (still pending) and the server exits
+    /// within the 15 seconds `stopAndWait` allows, though the poll asked to wait 30.
+    @Test func aLongPollEndsWhenTheServerStops() async throws {
+        let path = BenchCommandTests.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
+        let server = try await ServerProcess(database: "sqlite:\(path)")
+        let browser = TouchstoneClient(baseURL: server.baseURL)
+        let started = try await browser.startSignInRequest()
+        async let polled = browser.signInRequestStatus(id: started.requestId, pollToken: started.pollToken, wait: 30)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await server.stopAndWait(timeout: 15))
+        #expect(try await polled.status == "pending")
+    }
+}

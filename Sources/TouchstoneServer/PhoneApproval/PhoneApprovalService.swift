@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import TouchstoneConfirmation
 import TouchstoneCrypto
 import TouchstoneOpenID
@@ -308,8 +309,9 @@ struct PhoneApprovalService: Sendable {
         }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(wait))
-        // A decision on this instance wakes the wait; one on another instance is read within a second.
-        while self.status(of: record) == "pending", clock.now < deadline {
+        // A decision on this instance wakes the wait; one on another instance is read within a second. A server
+        // shutting down answers at once (the browser polls again, another instance answers).
+        while self.status(of: record) == "pending", clock.now < deadline, !Task.isShuttingDownGracefully {
             await self.signal.wait(id, for: min(.seconds(1), clock.now.duration(to: deadline)))
             try Task.checkCancellation()
             record = try await self.reload(id)
