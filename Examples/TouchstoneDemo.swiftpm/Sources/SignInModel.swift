@@ -19,6 +19,8 @@ final class SignInModel {
     var biometricsEnabled = false
     var biometryName = "Face ID"
     var busy = false
+    /// Sign-ins on a computer waiting for this phone's approval (number matching).
+    var signInRequests: [SignInRequest] = []
 
     private let biometrics: BiometricLogin
     private let passkeys: PasskeyLogin
@@ -38,7 +40,9 @@ final class SignInModel {
             stateStore: try! FileStateStore(directory: stateDirectory),
             algorithm: .es256,
             accessPolicy: .biometryCurrentSet,
-            appAttest: DeviceCheckAppAttestProvider()
+            appAttest: DeviceCheckAppAttestProvider(),
+            // Read when a push arrives, without a prompt: this device only, after the first unlock.
+            credentialStore: KeychainDeviceCredentialStore()
         )
         Task { await self.refresh() }
     }
@@ -137,6 +141,37 @@ final class SignInModel {
         }
     }
 
+    // MARK: Sign-ins on a computer, approved here
+
+    /// Reads the requests waiting for this phone (no prompt: the device credential). Call it when a push arrives
+    /// (its `requestId`) and when the app comes to the foreground.
+    func loadSignInRequests() async {
+        await self.run { self.signInRequests = try await self.biometrics.pendingSignInRequests() }
+    }
+
+    /// The user picked `number` among the three shown: Face ID, then the device key signs the request and the choice.
+    func approve(_ request: SignInRequest, number: Int?) async {
+        await self.run {
+            try await self.biometrics.approveSignIn(request, choice: number)
+            self.message = "You signed in to \(request.client) on your computer."
+        }
+        await self.loadSignInRequests()
+    }
+
+    /// "It wasn't me" (reported to the app's backend) or a plain cancel.
+    func decline(_ request: SignInRequest, notMe: Bool) async {
+        await self.run {
+            try await self.biometrics.declineSignIn(request, reason: notMe ? .notMe : .cancel)
+            self.message = notMe ? "Thanks: that sign-in was refused and reported." : "Sign-in declined."
+        }
+        await self.loadSignInRequests()
+    }
+
+    /// From `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
+    func registerPushToken(_ token: Data) async {
+        try? await self.biometrics.registerPushToken(token)
+    }
+
     func signOut() async {
         if let session { try? await self.biometrics.client.signOut(token: session.session.token) }
         self.session = nil
@@ -181,6 +216,11 @@ final class SignInModel {
         case .confirmationMismatch: return "This request does not match what was shown. Nothing was signed."
         case .confirmationExpired: return "This request has expired."
         case .confirmationNotPending: return "This request was already answered."
+        case .signInRequestMismatch: return "This sign-in request does not match this phone's account. Nothing was signed."
+        case .signInRequestExpired: return "This sign-in request has expired. Start again on your computer."
+        case .signInRequestNotPending: return "This sign-in request was already answered."
+        case .wrongNumber: return "That is not the number on your computer, so the sign-in was refused. Start again on your computer."
+        case .deviceCredentialInvalid: return "Sign in with your password to receive sign-in requests on this phone again."
         case .server:
             if error.serverCode == "reauthentication_required" { return "Sign in with your password again to change this." }
             if error.serverCode == "app_attest_required" { return "This app could not prove it is genuine (App Attest)." }

@@ -150,6 +150,8 @@ public struct StartedSignInRequest: Sendable, Hashable, Decodable {
     public var expiresAt: String
     /// `touchstone://sign-in?request=...&secret=...&server=...`, to show as a QR code.
     public var qr: String
+    /// `qr` as an SVG QR code (nil from servers that do not send one).
+    public var qrSvg: String?
 }
 
 /// The browser's view of its request (`GET /v1/sign-in-requests/{id}`).

@@ -216,6 +216,7 @@
           element("small", {}, `${client.clientId} · ${client.redirectUris.join(", ")}`)),
         badge(client.public ? "public" : "confidential", "active"));
       if (client.firstParty) item.append(badge("first-party", "active"));
+      if (client.ciba) item.append(badge("CIBA", "active"));
       if (!client.public) {
         item.append(action("Rotate secret", `Replace the secret of ${client.name}? The old one stops working at once.`, async () => {
           const rotated = await api("POST", `/v1/admin/clients/${encodeURIComponent(client.clientId)}/rotate-secret`);
@@ -243,6 +244,7 @@
         postLogoutRedirectUris: lines("client-post-logout"),
         public: $("client-public").checked,
         firstParty: $("client-first-party").checked,
+        ciba: $("client-ciba").checked,
       };
       if ($("client-backchannel").value.trim()) body.backchannelLogoutUri = $("client-backchannel").value.trim();
       const created = await api("POST", "/v1/admin/clients", body);
