@@ -166,13 +166,25 @@ struct PhoneApprovalTests {
         try await Self.run({ $0.phoneApproval.lockOnNotMe = true }) { flow, clock in
             let account = try await flow.signUp()
             let phone = try await flow.enrollPhone(account.token)
+            let earlier = try await flow.requestSignIn(["email": account.email])
             let created = try await flow.requestSignIn(["email": account.email])
             let requestId = try #require(created.value("requestId"))
-            let request = try #require(await flow.pendingRequestsOrEmpty(phone).first)
+            let earlierId = try #require(earlier.value("requestId"))
+            let listed = try await flow.pendingRequests(phone)
+            let request = try #require(listed.first { $0["requestId"] as? String == requestId })
+            let earlierRequest = try #require(listed.first { $0["requestId"] as? String == earlierId })
             let declined = try await flow.decline(requestId, phone, payload: try Flow.payload(request), reason: .notMe)
             #expect(declined.status == .ok && declined.value("signInRequest", "status") == "declined")
             #expect(try await flow.pollSignIn(requestId, try #require(created.value("pollToken"))).value("status") == "declined")
-            // Paused: the next request is answered as usual, and no phone sees it.
+            // Paused: a request made before cannot be approved any more, nor read by its QR code.
+            let earlierNumber = try #require(earlier.any(["number"]) as? Int)
+            let paused = try await flow.approve(earlierId, phone, payload: try Flow.payload(earlierRequest), choice: earlierNumber)
+            #expect(paused.status == .forbidden && paused.errorCode == "phone_approval_paused")
+            let qr = try #require(earlier.value("qr"))
+            let secret = try #require(URLComponents(string: qr)?.queryItems?.first { $0.name == "secret" }?.value)
+            let scanned = try await flow.client.request(.get, "/v1/sign-in-requests/\(earlierId)?secret=\(secret)", headers: phone.authorization)
+            #expect(scanned.status == .forbidden && scanned.errorCode == "phone_approval_paused")
+            // The next request is answered as usual, and no phone sees it.
             let next = try await flow.requestSignIn(["email": account.email])
             #expect(next.status == .created)
             #expect(try await flow.pendingRequests(phone).isEmpty)
