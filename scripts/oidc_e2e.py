@@ -8,7 +8,8 @@ the whole flow for a confidential third-party client (sign-in page by accessible
 iss, token exchange with client_secret_basic and PKCE, the ID token verified by Authlib against the JWKS, UserInfo)
 and for a public first-party client (PKCE alone, no consent); PKCE failures; code replay; refresh rotation and reuse
 (which ends the session and delivers a back-channel logout token, verified); prompt=none; max_age; consent Deny; a
-passkey sign-in on the provider's page with acr_values=phr (WebDriver's virtual authenticator); RP-initiated logout
+passkey sign-in on the provider's page with acr_values=phr (WebDriver's virtual authenticator); "Sign in with your
+phone" on the provider's page, approved by the Python phone of scripts/phone.py; RP-initiated logout
 back to a registered URI with its back-channel logout.
 
 Usage: scripts/oidc_e2e.py [path/to/touchstone] [screenshot of the sign-in page, default artifacts/oidc-sign-in.png]
@@ -316,6 +317,30 @@ def main():
             "grant_type": "refresh_token", "refresh_token": token["refresh_token"]})
         expect(withdrawn.json().get("error") == "invalid_grant", "a refresh token outlived the withdrawn consent")
         print("oidc e2e: the web page lists the allowed app; withdrawing it revoked its tokens")
+
+        # 8. "Sign in with your phone" on the provider's page (prompt=login): the request names the client; a phone
+        # written in Python (scripts/phone.py) picks the number the page shows and signs; the browser lands with a code.
+        from phone import Phone
+        phone = Phone(issuer, email, PASSWORD, "oidc-e2e-phone")
+        spa_client = OAuth2Session(spa["clientId"], redirect_uri=f"{rp}/spa", scope="openid email", code_challenge_method="S256")
+        spa_verifier = "w" * 48
+        url, _ = spa_client.create_authorization_url(metadata["authorization_endpoint"], code_verifier=spa_verifier, nonce="phone-n",
+                                                     prompt="login")
+        browser.call("POST", "/url", {"url": url})
+        wait_for("the sign-in page", lambda: browser.script("return document.title").startswith("Sign in to"))
+        browser.clear("#email")
+        browser.type("#email", email)
+        click_button(browser, "Sign in with your phone")
+        number = wait_for("the number", lambda: browser.script("return document.getElementById('phone-number').textContent").strip())
+        request = wait_for("the request on the phone", lambda: phone.pending())[0]
+        expect(request["client"] == "Example SPA", f"the phone shows {request['client']!r}")
+        status, body = phone.approve(request["requestId"], request["payload"], int(number))
+        expect(status == 200, f"the phone's approval: {status} {body}")
+        token = spa_client.fetch_token(metadata["token_endpoint"], authorization_response=landed(browser, f"{rp}/spa"),
+                                       code_verifier=spa_verifier)
+        claims = verify_id_token(token["id_token"], jwks, issuer, spa["clientId"], "phone-n")
+        expect(claims["amr"] == ["hwk", "user"], f"phone ID token: {dict(claims)}")
+        print("oidc e2e: 'Sign in with your phone' on the provider's page: the phone picked the number, the client got an ID token (amr hwk user)")
 
         log = open(os.path.join(work, "server.log")).read()
         for secret in [web["clientSecret"], first_refresh, PASSWORD, code]:
