@@ -69,6 +69,9 @@ struct BackchannelAuthentication: Sendable {
             throw OAuthFailure(.accessDenied("the user declined on their phone"))
         case .approved:
             guard record.redeemedAt == nil else { throw OAuthFailure(.invalidGrant("this auth_req_id was already exchanged for tokens")) }
+            guard now < record.expiresAt.addingTimeInterval(self.phoneApproval.settings.redemptionGrace) else {
+                throw OAuthFailure(.expiredToken("the approval was not collected before the request expired"))
+            }
         }
         guard let user = try await self.provider.store.user(id: userId) else { throw OAuthFailure(.invalidGrant("the user no longer exists")) }
         // A session for the approval (its sid is the tokens'), never handed out: signing the user out ends the tokens.

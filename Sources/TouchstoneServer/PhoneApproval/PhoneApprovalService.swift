@@ -317,7 +317,11 @@ struct PhoneApprovalService: Sendable {
             record = try await self.reload(id)
         }
         let status = self.status(of: record)
-        guard status == "approved", record.redeemedAt == nil, let userId = record.userId else { return PollAnswer(status: status) }
+        guard status == "approved", record.redeemedAt == nil, let userId = record.userId,
+            self.now() < record.expiresAt.addingTimeInterval(self.settings.redemptionGrace)
+        else {
+            return PollAnswer(status: status)
+        }
         let (token, session) = self.sessions.make(forUserId: userId, method: .phoneApproval, registrationId: record.registrationId)
         let event = self.audit.event(.phoneApprovalLogin, userId: userId, registrationId: record.registrationId, reason: "request \(id)")
         let issued = try await self.store.unitOfWork { tx -> Bool in

@@ -14,6 +14,9 @@ public struct PhoneApprovalSettings: Sendable {
     public var maximumWait = 30
     /// CIBA: the polling interval the client is told, in seconds (`slow_down` below it).
     public var cibaInterval = 5
+    /// How long after its expiry an approved request can still be turned into a session or tokens (a poll that was
+    /// on its way when the phone approved at the last moment); later, the approval gives nothing.
+    public var redemptionGrace: TimeInterval = 30
     /// Apple push: all of `TOUCHSTONE_APNS_KEY_FILE`, `_KEY_ID`, `_TEAM_ID`, `_TOPIC` (and `_ENVIRONMENT`), or none.
     public var apns: APNsSettings?
 

@@ -95,9 +95,17 @@ struct BackchannelAuthenticationTests {
             #expect(declined.status == .ok)
             let denied = try await Self.poll(flow, app, try #require(first.value("auth_req_id")))
             #expect(denied.status == .badRequest && denied.value("error") == "access_denied")
+            let third = try await Self.authorize(flow, app, "scope=openid&login_hint=\(account.userId)&binding_message=third&requested_expiry=10")
+            let thirdItem = try #require(try await flow.pendingRequests(phone).first { ($0["payload"] as? [String: Any])?["bindingMessage"] as? String == "third" })
+            let thirdPayload = try Flow.payload(thirdItem)
+            #expect(try await flow.approve(thirdPayload.requestId, phone, payload: thirdPayload, choice: nil).status == .ok)
             clock.advance(by: 31)
             let expired = try await Self.poll(flow, app, try #require(second.value("auth_req_id")))
             #expect(expired.status == .badRequest && expired.value("error") == "expired_token")
+            // An approval the client did not collect within 30 seconds of the expiry is expired too.
+            clock.advance(by: 10)
+            let uncollected = try await Self.poll(flow, app, try #require(third.value("auth_req_id")))
+            #expect(uncollected.status == .badRequest && uncollected.value("error") == "expired_token")
         }
     }
 

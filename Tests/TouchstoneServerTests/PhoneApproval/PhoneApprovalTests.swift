@@ -252,6 +252,15 @@ struct PhoneApprovalTests {
             #expect(try await flow.pendingRequests(phone).isEmpty)
             let late = try await flow.approve(requestId, phone, payload: try Flow.payload(request), choice: try #require(created.any(["number"]) as? Int))
             #expect(late.status == .gone && late.errorCode == "sign_in_request_expired")
+            // An approval not collected within 30 seconds of the expiry gives no session.
+            let second = try await flow.requestSignIn(["email": account.email])
+            let secondRequest = try #require(try await flow.pendingRequests(phone).first { $0["requestId"] as? String == second.value("requestId") })
+            let approved = try await flow.approve(
+                try #require(second.value("requestId")), phone, payload: try Flow.payload(secondRequest), choice: try #require(second.any(["number"]) as? Int))
+            #expect(approved.status == .ok)
+            clock.advance(by: 61)
+            let uncollected = try await flow.pollSignIn(try #require(second.value("requestId")), try #require(second.value("pollToken")))
+            #expect(uncollected.value("status") == "approved" && uncollected.any(["session"]) == nil)
         }
     }
 
