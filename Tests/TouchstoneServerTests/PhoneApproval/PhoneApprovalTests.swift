@@ -294,7 +294,7 @@ struct PhoneApprovalTests {
             let qr = try #require(URLComponents(string: qrText))
             let secret = try #require(qr.queryItems?.first { $0.name == "secret" }?.value)
             #expect(try await flow.pendingRequests(phone).isEmpty)
-            let wrong = try await flow.client.request(.get, "/v1/sign-in-requests/\(requestId)?secret=x\(secret.dropFirst())", headers: phone.authorization)
+            let wrong = try await flow.client.request(.get, "/v1/sign-in-requests/\(requestId)?secret=\(secret.first == "x" ? "y" : "x")\(secret.dropFirst())", headers: phone.authorization)
             #expect(wrong.status == .notFound && wrong.errorCode == "sign_in_request_not_found")
             let missing = try await flow.client.request(.get, "/v1/sign-in-requests/\(requestId)", headers: phone.authorization)
             #expect(missing.status == .badRequest && missing.errorCode == "invalid_request")
@@ -417,7 +417,7 @@ struct PhoneApprovalTests {
             }
             let noToken = try await flow.client.request(.get, "/v1/sign-in-requests/\(requestId)")
             #expect(noToken.status == .unauthorized && noToken.errorCode == "unauthenticated")
-            let wrong = try await flow.pollSignIn(requestId, "x" + pollToken.dropFirst())
+            let wrong = try await flow.pollSignIn(requestId, (pollToken.first == "x" ? "y" : "x") + pollToken.dropFirst())
             #expect(wrong.status == .notFound && wrong.errorCode == "sign_in_request_not_found")
             let unknown = try await flow.pollSignIn("nope", pollToken)
             #expect(unknown.status == .notFound && unknown.errorCode == "sign_in_request_not_found")
