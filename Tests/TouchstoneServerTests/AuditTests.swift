@@ -111,8 +111,24 @@ struct AuditTests {
             _ = try await client.request(.get, "/v1/session", token: token4)
             let accessToken = try #require(try await client.request(.post, "/v1/session/token", token: token4).value("accessToken"))
             _ = try await client.request(.delete, "/v1/session", token: token3)
+            // Sign-in approved on the phone: the device credential, a push token, the poll token and the QR secret
+            // (sent in a query string), and the session the poll answers.
+            let phone = try await flow.enrollPhone(token2)
+            let pushToken = String(repeating: "5e", count: 32)
+            _ = try await client.request(.put, "/v1/biometrics/registrations/\(phone.registrationId)/push-token",
+                json: ["platform": "apns", "token": pushToken], headers: phone.authorization)
+            let created = try await flow.requestSignIn()
+            let requestId = try #require(created.value("requestId"))
+            let pollToken = try #require(created.value("pollToken"))
+            let qr = try #require(created.value("qr"))
+            let qrSecret = try #require(URLComponents(string: qr)?.queryItems?.first { $0.name == "secret" }?.value)
+            let scanned = try await client.request(.get, "/v1/sign-in-requests/\(requestId)?secret=\(qrSecret)", headers: phone.authorization)
+            let payload = try Flow.payload(scanned.json)
+            _ = try await flow.approve(requestId, phone, payload: payload, choice: try #require(created.any(["number"]) as? Int))
+            let phoneSession = try #require(try await flow.pollSignIn(requestId, pollToken, wait: 1).value("session", "token"))
             let events = try await client.request(.get, "/v1/session/events?limit=100", token: token)
-            return [password, pin, token, token2, token3, token4, accessToken, String(decoding: events.body, as: UTF8.self)]
+            return [password, pin, token, token2, token3, token4, accessToken, phone.credential, pushToken, pollToken, qrSecret, phoneSession,
+                String(decoding: events.body, as: UTF8.self)]
         }
         let trail = try #require(secrets.last)
         let log = lines.withLockedValue { $0.joined(separator: "\n") }
