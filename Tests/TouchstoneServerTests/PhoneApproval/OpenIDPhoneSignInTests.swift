@@ -34,6 +34,10 @@ struct OpenIDPhoneSignInTests {
             let form = page.form(action: "phone").filter { $0.0 != "session" }
             let refused = try await browser.post("/oauth2/authorize", form: form + [("session", account.token)])
             #expect(refused.status == .unauthorized && refused.html.contains("not a fresh sign-in approved on your phone"))
+            let missing = try await browser.post("/oauth2/authorize", form: form)
+            #expect(missing.status == .badRequest && missing.html.contains("The phone&#39;s answer is missing"), "\(missing.html)")
+            let unknown = try await browser.post("/oauth2/authorize", form: form + [("session", "not-a-session")])
+            #expect(unknown.status == .unauthorized)
             let done = try await browser.post("/oauth2/authorize", form: form + [("session", session)])
             let code = try #require(OpenIDBrowser.query(done.location ?? "")["code"], "\(done.status) \(done.html)")
             let tokens = try await AuthorizationCodeFlowTests.exchange(client, app, code: code, verifier: verifier)

@@ -237,6 +237,9 @@ struct PhoneApprovalTests {
             #expect(locked.status.code == 423 && locked.errorCode == "registration_locked")
             let approve = try await flow.approve(try #require(first.value("requestId")), phone, payload: payloadA, choice: numberA)
             #expect(approve.status.code == 423 && approve.errorCode == "registration_locked")
+            // Nor get a new device credential.
+            let renewed = try await flow.client.request(.post, "/v1/biometrics/registrations/\(phone.registrationId)/device-credential", token: account.token)
+            #expect(renewed.status.code == 423 && renewed.errorCode == "registration_locked")
         }
     }
 
