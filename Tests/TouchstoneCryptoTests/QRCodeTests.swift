@@ -18,7 +18,9 @@ struct QRCodeTests {
         #expect(try QRCode(text: String(repeating: "a", count: 14)).version == 1)
         #expect(try QRCode(text: String(repeating: "a", count: 15)).version == 2)
         #expect(try QRCode(text: String(repeating: "a", count: 213)).version == 10)
-        #expect(throws: QRCode.TooLong(bytes: 214)) { try QRCode(text: String(repeating: "a", count: 214)) }
+        #expect(try QRCode(text: String(repeating: "a", count: 214)).version == 11)
+        #expect(try QRCode(text: String(repeating: "a", count: 666)).version == 20)
+        #expect(throws: QRCode.TooLong(bytes: 667)) { try QRCode(text: String(repeating: "a", count: 667)) }
     }
 
     @Test func theSVGHasTheQuietZoneAndATitle() throws {

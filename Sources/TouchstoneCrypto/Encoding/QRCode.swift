@@ -1,4 +1,4 @@
-/// A QR code (ISO/IEC 18004) of a short text, in byte mode at error-correction level M, versions 1 to 10 (up to 213
+/// A QR code (ISO/IEC 18004) of a short text, in byte mode at error-correction level M, versions 1 to 20 (up to 666
 /// bytes): what a sign-in page shows for a phone to scan (issue #34).
 ///
 /// ```swift
@@ -17,7 +17,7 @@ public struct QRCode: Sendable, Hashable {
         public init(bytes: Int) { self.bytes = bytes }
     }
 
-    /// 1–10.
+    /// 1–20.
     public let version: Int
     /// 0–7.
     public let mask: Int
@@ -29,14 +29,14 @@ public struct QRCode: Sendable, Hashable {
     public func isDark(row: Int, column: Int) -> Bool { self.modules[row * self.size + column] }
 
     /// The largest text, in UTF-8 bytes.
-    public static let maximumBytes = 213
+    public static let maximumBytes = 666
 
     /// Encodes `text` in the smallest version that holds it.
     ///
     /// - Parameter mask: A mask pattern to use (0–7) instead of the one with the lowest penalty (for test vectors).
     public init(text: String, mask forcedMask: Int? = nil) throws(TooLong) {
         let bytes = Array(text.utf8)
-        guard let version = (1...10).first(where: { Self.capacity($0) >= bytes.count }) else { throw TooLong(bytes: bytes.count) }
+        guard let version = (1...20).first(where: { Self.capacity($0) >= bytes.count }) else { throw TooLong(bytes: bytes.count) }
         self.version = version
         let codewords = Self.codewords(bytes, version: version)
         var grid = Grid(version: version)
@@ -88,6 +88,9 @@ public struct QRCode: Sendable, Hashable {
     static let blocks: [(ec: Int, groups: [(count: Int, data: Int)])] = [
         (10, [(1, 16)]), (16, [(1, 28)]), (26, [(1, 44)]), (18, [(2, 32)]), (24, [(2, 43)]),
         (16, [(4, 27)]), (18, [(4, 31)]), (22, [(2, 38), (2, 39)]), (22, [(3, 36), (2, 37)]), (26, [(4, 43), (1, 44)]),
+        (30, [(1, 50), (4, 51)]), (22, [(6, 36), (2, 37)]), (22, [(8, 37), (1, 38)]), (24, [(4, 40), (5, 41)]),
+        (24, [(5, 41), (5, 42)]), (28, [(7, 45), (3, 46)]), (28, [(10, 46), (1, 47)]), (26, [(9, 43), (4, 44)]),
+        (26, [(3, 44), (11, 45)]), (26, [(3, 41), (13, 42)]),
     ]
 
     static func dataCodewords(_ version: Int) -> Int { Self.blocks[version - 1].groups.reduce(0) { $0 + $1.count * $1.data } }
@@ -220,6 +223,8 @@ public struct QRCode: Sendable, Hashable {
 
         static let alignmentCentres: [[Int]] = [
             [], [6, 18], [6, 22], [6, 26], [6, 30], [6, 34], [6, 22, 38], [6, 24, 42], [6, 26, 46], [6, 28, 50],
+            [6, 30, 54], [6, 32, 58], [6, 34, 62], [6, 26, 46, 66], [6, 26, 48, 70], [6, 26, 50, 74], [6, 30, 54, 78],
+            [6, 30, 56, 82], [6, 30, 58, 86], [6, 34, 62, 90],
         ]
 
         mutating func placeFunctionPatterns() {

@@ -11,7 +11,6 @@ struct PhoneApprovalController {
 
     let service: PhoneApprovalService
     let store: any TouchstoneStore
-    let sessions: SessionManager
     let limiter: RateLimiter
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {

@@ -32,7 +32,7 @@ struct PhoneApprovalFeature: Feature {
     }
 
     func addRoutes(to router: Router<TouchstoneRequestContext>) {
-        PhoneApprovalController(service: self.service, store: self.core.store, sessions: self.core.sessions, limiter: self.core.limiter)
+        PhoneApprovalController(service: self.service, store: self.core.store, limiter: self.core.limiter)
             .addRoutes(to: router, authenticator: self.core.authenticator)
     }
 

@@ -32,7 +32,6 @@ struct PhoneApprovalService: Sendable {
     struct Created: Sendable {
         var record: SignInRequestRecord
         var pollToken: String
-        var secret: String?
         /// `touchstone://sign-in?request=&secret=&server=`, for a phone that scans it.
         var qr: String?
     }
@@ -67,7 +66,7 @@ struct PhoneApprovalService: Sendable {
         )
         try await self.insert(record, registrations: userId == nil ? [] : registrations)
         let qr = "touchstone://sign-in?request=\(record.id)&secret=\(secret)&server=\(FormParameters.encode(self.issuer))"
-        return Created(record: record, pollToken: pollToken, secret: secret, qr: qr)
+        return Created(record: record, pollToken: pollToken, qr: qr)
     }
 
     /// A client backend's request (CIBA, `POST /oauth2/bc-authorize`) for a known user.

@@ -70,8 +70,10 @@ async function signInWithPhone() {
     const started = await response.json();
     if (!response.ok) throw new Error((started.error && started.error.message) || "The sign-in could not start.");
     document.getElementById("phone-number").textContent = String(started.number);
-    const svg = new DOMParser().parseFromString(started.qrSvg, "image/svg+xml").documentElement;
-    document.getElementById("phone-qr").replaceChildren(document.importNode(svg, true));
+    if (started.qrSvg) {
+      const svg = new DOMParser().parseFromString(started.qrSvg, "image/svg+xml").documentElement;
+      document.getElementById("phone-qr").replaceChildren(document.importNode(svg, true));
+    }
     document.getElementById("phone-sign-in-panel").hidden = false;
     for (;;) {
       const poll = await fetch(`/v1/sign-in-requests/${encodeURIComponent(started.requestId)}?wait=25`, {

@@ -483,8 +483,10 @@ async function phoneSignIn() {
   const request = { id: started.requestId, pollToken: started.pollToken, cancelled: false };
   phoneRequest = request;
   $("phone-number").textContent = String(started.number);
-  const svg = new DOMParser().parseFromString(started.qrSvg, "image/svg+xml").documentElement;
-  $("phone-qr").replaceChildren(document.importNode(svg, true));
+  if (started.qrSvg) {
+    const svg = new DOMParser().parseFromString(started.qrSvg, "image/svg+xml").documentElement;
+    $("phone-qr").replaceChildren(document.importNode(svg, true));
+  }
   $("phone-state").textContent = "Waiting for your phone…";
   $("phone-sign-in-panel").hidden = false;
   setStatus(email ? "A sign-in request was sent to your phone." : "Scan the code with your phone's app.");
