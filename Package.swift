@@ -393,6 +393,7 @@ let package = Package(
                 "TouchstoneWebAuthn",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
