@@ -1,0 +1,56 @@
+package dev.touchstone.kit
+
+import org.json.JSONObject
+
+/**
+ * Passkeys in the app: the server's options, the platform's sheet, the signed answer back, talking to the same
+ * endpoints as the web page and returning the same [TouchstoneSession] (TouchstoneKit's `PasskeyLogin`).
+ *
+ * ```kotlin
+ * val passkeys = PasskeyLogin(client, CredentialManagerPasskeyAuthorizer(activity))
+ * passkeys.register(passwordSession, name = "Pixel")
+ * val session = passkeys.signIn()              // username-less: the sheet lists the user's passkeys
+ * ```
+ */
+class PasskeyLogin(val client: TouchstoneClient, private val authorizer: PasskeyAuthorizer) {
+    /**
+     * Adds a passkey to the account (the session needs a password sign-in within 10 minutes).
+     *
+     * @throws TouchstoneException.Passkey the sheet's outcomes (`CANCELLED`, `FAILED`, ...), `SERVER` (for example
+     * `reauthentication_required`, `passkey_already_registered`), `TRANSPORT`.
+     */
+    suspend fun register(session: TouchstoneSession, name: String? = null): PasskeyInfo {
+        val options = server { client.passkeyRegistrationOptions(session.session.token) }
+        checkOptions(options, "user", "challenge")
+        val response = authorizer.register(options)
+        if (name != null) response.put("name", name)
+        return server { client.verifyPasskeyRegistration(session.session.token, response) }
+    }
+
+    /**
+     * Signs in with a passkey: any of the user's ([email] null, username-less) or one of that account's.
+     *
+     * @throws TouchstoneException.Passkey `CANCELLED`, `NO_CREDENTIALS`, `CREDENTIAL_NOT_FOUND`, `PASSKEY_LOCKED`, `SERVER`.
+     */
+    suspend fun signIn(email: String? = null): TouchstoneSession {
+        val options = server { client.passkeyAuthenticationOptions(email) }
+        checkOptions(options, "challenge")
+        val response = authorizer.authenticate(options)
+        return server { client.verifyPasskeyAuthentication(response) }
+    }
+
+    private fun checkOptions(options: JSONObject, vararg fields: String) {
+        for (field in fields) {
+            if (options.opt(field) == null) {
+                throw TouchstoneException.Passkey(PasskeyErrorCode.INVALID_RESPONSE, "the server's passkey options have no '$field'")
+            }
+        }
+    }
+
+    /** Runs a server call, reporting its failures as [TouchstoneException.Passkey]. */
+    private suspend fun <T> server(body: suspend () -> T): T = try {
+        body()
+    } catch (e: TouchstoneException) {
+        throw PlatformErrorMapping.passkeyError(e)
+    }
+}

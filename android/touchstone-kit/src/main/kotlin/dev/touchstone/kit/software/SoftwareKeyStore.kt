@@ -1,0 +1,71 @@
+package dev.touchstone.kit.software
+
+import dev.touchstone.kit.CreatedKey
+import dev.touchstone.kit.DeviceKeyStore
+import dev.touchstone.kit.KeyAccessPolicy
+import dev.touchstone.kit.NotEnabledReason
+import dev.touchstone.kit.TouchstoneErrorCode
+import dev.touchstone.kit.TouchstoneException
+import java.security.KeyPair
+import java.security.KeyPairGenerator
+import java.security.PublicKey
+import java.security.Signature
+import java.security.spec.ECGenParameterSpec
+import java.util.concurrent.ConcurrentHashMap
+
+/**
+ * A [DeviceKeyStore] in memory with `java.security` P-256 keys: for the JVM, tests and simulated phones. It behaves as
+ * the Keystore does where the SDK can tell: [invalidate] makes [signer] fail as `KeyPermanentlyInvalidatedException`
+ * does after a new fingerprint, and [lose] makes a key vanish.
+ *
+ * @param attest Makes the attestation chain (leaf first, DER) for a new key and its challenge, as the Keystore does
+ * for `setAttestationChallenge`; null: no chain.
+ */
+class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteArray>)? = null) : DeviceKeyStore {
+    private val keys = ConcurrentHashMap<String, KeyPair>()
+    private val invalidated = ConcurrentHashMap.newKeySet<String>()
+
+    override suspend fun createKey(tag: String, policy: KeyAccessPolicy, attestationChallenge: ByteArray?): CreatedKey {
+        if (keys.containsKey(tag)) throw TouchstoneException.Internal("a key named $tag exists")
+        val generator = KeyPairGenerator.getInstance("EC")
+        generator.initialize(ECGenParameterSpec("secp256r1"))
+        val pair = generator.generateKeyPair()
+        keys[tag] = pair
+        val chain = if (attestationChallenge != null) attest?.invoke(pair.public, attestationChallenge) else null
+        return CreatedKey(pair.public.encoded, chain)
+    }
+
+    override suspend fun signer(tag: String): Signature {
+        val pair = keys[tag] ?: throw keyMissing()
+        if (tag in invalidated) {
+            throw TouchstoneException.Enrollment(TouchstoneErrorCode.KEY_INVALIDATED, "the key was invalidated by a new biometric enrolment")
+        }
+        return Signature.getInstance("SHA256withECDSA").apply { initSign(pair.private) }
+    }
+
+    override suspend fun deleteKey(tag: String) {
+        keys.remove(tag)
+        invalidated.remove(tag)
+    }
+
+    override suspend fun keyExists(tag: String): Boolean = keys.containsKey(tag)
+
+    /** The tags of the keys held. */
+    val tags: Set<String> get() = keys.keys.toSet()
+
+    /** The public key under [tag], for tests that check signatures. */
+    fun publicKey(tag: String): PublicKey? = keys[tag]?.public
+
+    /** Acts as a new biometric enrolment does on a key made with `setInvalidatedByBiometricEnrollment(true)`. */
+    fun invalidate(tag: String) {
+        invalidated.add(tag)
+    }
+
+    /** Makes the key vanish (app data restored to another phone, Keystore reset). */
+    fun lose(tag: String) {
+        keys.remove(tag)
+    }
+
+    private fun keyMissing() =
+        TouchstoneException.Enrollment(TouchstoneErrorCode.NOT_ENABLED, "the device key does not exist", reason = NotEnabledReason.KEY_LOST)
+}
