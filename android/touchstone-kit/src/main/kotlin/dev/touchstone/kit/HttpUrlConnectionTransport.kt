@@ -33,6 +33,9 @@ class HttpUrlConnectionTransport(
 
     private fun exchange(request: TransportRequest): TransportResponse {
         val connection = URL(base + request.path).openConnection() as HttpURLConnection
+        // A body read to its end returns the connection to the keep-alive pool; only an exchange abandoned half-way
+        // (an error, an answer too large) closes it.
+        var complete = false
         try {
             connection.requestMethod = request.method
             connection.connectTimeout = connectTimeoutMillis
@@ -48,17 +51,17 @@ class HttpUrlConnectionTransport(
                 connection.outputStream.use { it.write(body) }
             }
             val status = connection.responseCode
-            val declared = connection.contentLengthLong
-            if (declared > maxResponseBytes) throw tooLarge(status)
+            if (connection.contentLengthLong > maxResponseBytes) throw tooLarge(status)
             val stream: InputStream? = if (status >= 400) connection.errorStream else connection.inputStream
             val bytes = stream?.use { readBounded(it, status) } ?: ByteArray(0)
             val headers = HashMap<String, String>()
             for ((name, values) in connection.headerFields) {
                 if (name != null && values.isNotEmpty()) headers[name.lowercase()] = values.joinToString(", ")
             }
+            complete = true
             return TransportResponse(status, bytes, headers)
         } finally {
-            connection.disconnect()
+            if (!complete) connection.disconnect()
         }
     }
 
