@@ -52,20 +52,6 @@ class TouchstoneClient(
         call("DELETE", "/v1/session", token = token)
     }
 
-    /** "Forgot password?": a code and link go to the address if it has an account; the answer is the same either way. */
-    suspend fun requestPasswordReset(email: String) {
-        call("POST", "/v1/password-resets", body = jsonOf("email" to email))
-    }
-
-    /** "Email me a code": a 6-digit sign-in code goes to the address if it has an account. */
-    suspend fun requestEmailCode(email: String) {
-        call("POST", "/v1/email-codes", body = jsonOf("email" to email))
-    }
-
-    /** Signs in with a mailed code: an `email_code` session, which cannot enrol devices or passkeys. */
-    suspend fun signInWithEmailCode(email: String, code: String): TouchstoneSession =
-        session("/v1/email-codes/verify", call("POST", "/v1/email-codes/verify", body = jsonOf("email" to email, "code" to code)))
-
     // Access tokens
 
     /**

@@ -20,6 +20,7 @@ val testClasses: List<Class<*>> = listOf(
     ConfirmationTests::class.java,
     SignInRequestTests::class.java,
     PasskeyTests::class.java,
+    RecoveryTests::class.java,
     ServerErrorCodeTests::class.java,
     SecretsInLogsTests::class.java,
 )
