@@ -17,6 +17,8 @@ struct AccountController {
     let reauthenticationWindow: TimeInterval
     /// Mails the new account's verification code and link (issue #33).
     let recovery: RecoveryService
+    /// `TOUCHSTONE_SIGN_UP`: false refuses sign-up before its body is read.
+    let signUpEnabled: Bool
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let limited = router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.limiter, group: "password"))
@@ -45,6 +47,7 @@ struct AccountController {
     }
 
     @Sendable func createUser(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
+        guard self.signUpEnabled else { throw APIError.signUpDisabled }
         let input = try await request.decodeJSON(as: CreateUserInput.self, context: context)
         try await self.limiter.checkAccount("account:\(input.email)")
         let user = UserRecord(

@@ -14,7 +14,8 @@ struct AccountsFeature: Feature {
             limiter: self.core.limiter,
             audit: self.core.audit,
             reauthenticationWindow: self.core.reauthenticationWindow,
-            recovery: RecoveryService(core: self.core)
+            recovery: RecoveryService(core: self.core),
+            signUpEnabled: self.core.configuration.accounts.signUp
         ).addRoutes(to: router, authenticator: self.core.authenticator)
     }
 }

@@ -122,6 +122,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var webhooks = WebhookSettings()
     /// How mail is sent (SMTP or `.eml` files) and the links in it.
     public var mail = MailSettings()
+    /// Who may create accounts (`TOUCHSTONE_SIGN_UP`).
+    public var accounts = AccountSettings()
     /// Verified addresses, password resets, sign-in codes and recovery codes.
     public var recovery = RecoverySettings()
     /// Sign-ins approved on a phone: request lifetime, "not me" pauses, Apple push.
@@ -218,6 +220,7 @@ public struct TouchstoneConfiguration: Sendable {
         try self.tokens.read(environment)
         try self.webhooks.read(environment)
         try self.mail.read(environment)
+        try self.accounts.read(environment)
         try self.recovery.read(environment)
         try self.phoneApproval.read(environment)
         if let value = environment["TOUCHSTONE_LOG_FORMAT"] {

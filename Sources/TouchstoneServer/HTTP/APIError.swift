@@ -73,6 +73,7 @@ extension APIError {
         code: "email_not_verified",
         message: "verify the account's email address first (POST /v1/email/verification sends a new code)"
     )
+    static let signUpDisabled = APIError(.forbidden, code: "sign_up_disabled", message: "this server does not let people create accounts")
     static let emailCodesDisabled = APIError(.forbidden, code: "email_codes_disabled", message: "sign-in by mailed code is turned off on this server")
     static let invalidCredentials = APIError(.unauthorized, code: "invalid_credentials", message: "email or password is incorrect")
     static func unauthenticated(_ message: String = "a valid session token is required") -> APIError {

@@ -44,7 +44,12 @@ struct SystemController {
             var algorithms: [String]
             var challengeTTLSeconds: Int
         }
+        struct SignUp: Encodable {
+            var enabled: Bool
+        }
         var biometrics: Biometrics
+        /// Whether people may create accounts (`TOUCHSTONE_SIGN_UP`).
+        var signUp: SignUp
     }
 
     @Sendable func config(request: Request, context: Context) async throws -> JSONResponse<Config> {
@@ -56,7 +61,8 @@ struct SystemController {
                     devicePolicy: self.policy.current.devicePolicy.rawValue,
                     algorithms: self.policy.current.algorithms.map(\.rawValue),
                     challengeTTLSeconds: Int(self.configuration.challengeTTL.components.seconds)
-                )
+                ),
+                signUp: .init(enabled: self.configuration.accounts.signUp)
             )
         )
     }

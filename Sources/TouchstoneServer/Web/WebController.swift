@@ -12,7 +12,8 @@ struct WebController {
     /// development default, `http://localhost:<port>`.
     private let origin: String?
 
-    init(origin: String? = nil) {
+    /// - Parameter signUp: false (`TOUCHSTONE_SIGN_UP=off`) serves the page with its sign-up card hidden.
+    init(origin: String? = nil, signUp: Bool = true) {
         self.origin = origin
         var files: [String: (String, ByteBuffer)] = [:]
         let html = "text/html; charset=utf-8", script = "text/javascript; charset=utf-8", css = "text/css; charset=utf-8"
@@ -28,6 +29,10 @@ struct WebController {
             {
                 files[name] = (type, ByteBuffer(bytes: data))
             }
+        }
+        if !signUp, let page = files["index.html"] {
+            let html = String(buffer: page.1).replacingOccurrences(of: #"id="sign-up-card""#, with: #"id="sign-up-card" hidden"#)
+            files["index.html"] = (page.0, ByteBuffer(string: html))
         }
         self.files = files
     }

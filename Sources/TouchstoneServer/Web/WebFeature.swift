@@ -5,6 +5,7 @@ struct WebFeature: Feature {
     let core: ServerCore
 
     func addRoutes(to router: Router<TouchstoneRequestContext>) {
-        WebController(origin: self.core.configuration.passkeys.origins.first).addRoutes(to: router)
+        WebController(origin: self.core.configuration.passkeys.origins.first, signUp: self.core.configuration.accounts.signUp)
+            .addRoutes(to: router)
     }
 }
