@@ -3,14 +3,6 @@ package dev.touchstone.kit
 import java.security.Signature
 
 /**
- * A key the [DeviceKeyStore] made: its public key and, when the store can attest it, the certificate chain.
- *
- * @property publicKey SubjectPublicKeyInfo DER (`PublicKey.getEncoded()`).
- * @property attestationChain The Keystore attestation chain, leaf first (DER), or null.
- */
-class CreatedKey(val publicKey: ByteArray, val attestationChain: List<ByteArray>?)
-
-/**
  * Where device private keys live: the Android Keystore, or (on the JVM and in tests) software. A private key never
  * leaves its store: the SDK asks for a [Signature] initialised with it, hands that to the [UserVerifier] (Android's
  * `BiometricPrompt` unlocks exactly that object), and signs with what the prompt returns.

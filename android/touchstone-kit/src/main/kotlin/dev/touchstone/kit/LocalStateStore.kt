@@ -10,8 +10,13 @@ package dev.touchstone.kit
  * from its loads; [BiometricLogin] then wipes it and reports "not enabled".
  */
 interface LocalStateStore {
+    /** The enrolment, or null when there is none; throws [LocalStateUnreadableException] when it cannot be read. */
     suspend fun loadEnrollment(): LocalEnrollment?
+
+    /** Stores [enrollment], replacing the previous one. */
     suspend fun saveEnrollment(enrollment: LocalEnrollment)
+
+    /** Forgets the enrolment (the device id stays). */
     suspend fun clearEnrollment()
 
     /** A stable identifier for this installation, created on first use and kept across enable and disable. */
@@ -19,12 +24,13 @@ interface LocalStateStore {
 
     /** The stored device credential, if it belongs to [registrationId]. */
     suspend fun loadDeviceCredential(registrationId: String): String?
+
+    /** Keeps [credential] for [registrationId], replacing any other. */
     suspend fun saveDeviceCredential(credential: String, registrationId: String)
+
+    /** Forgets the device credential. */
     suspend fun clearDeviceCredential()
 
     /** Forgets everything, the device id included (after [LocalStateUnreadableException]). */
     suspend fun wipe()
 }
-
-/** The stored state cannot be read back (undecryptable or damaged). */
-class LocalStateUnreadableException(message: String, cause: Throwable? = null) : Exception(message, cause)

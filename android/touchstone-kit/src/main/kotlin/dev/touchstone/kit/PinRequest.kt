@@ -8,8 +8,3 @@ package dev.touchstone.kit
  * @property previousError The previous attempt's error (`PIN_INCORRECT`), to show "wrong PIN".
  */
 data class PinRequest(val trigger: TouchstoneErrorCode, val attempt: Int, val previousError: TouchstoneException?)
-
-/** Asks the user for the app PIN; null when they cancel. */
-fun interface PinProvider {
-    suspend fun pin(request: PinRequest): String?
-}

@@ -13,22 +13,3 @@ interface TouchstoneTransport {
     /** The server's origin (`https://auth.example.com`), when the transport knows it: a scanned sign-in code must name it. */
     val serverUrl: String? get() = null
 }
-
-/**
- * One HTTP exchange with the Touchstone server.
- *
- * @property path Path and query, starting with `/`.
- */
-class TransportRequest(
-    val method: String,
-    val path: String,
-    val headers: Map<String, String> = emptyMap(),
-    val body: ByteArray? = null,
-)
-
-/** The server's answer: its status, body and (lower-cased) header names with their values. */
-class TransportResponse(
-    val status: Int,
-    val body: ByteArray,
-    val headers: Map<String, String> = emptyMap(),
-)
