@@ -565,6 +565,39 @@ def email_flows(browser, origin, work, authenticator):
     print("browser test: a reset link opened the page, and only the button set the password")
 
 
+def sessions_flow(browser, origin, email):
+    """Your sessions (issue #42): the list shows this browser and the account's other live sessions; one is signed out
+    by its button (found by its accessible name), then all others at once."""
+    other = http("POST", f"{origin}/v1/sessions", {"email": email, "password": "correct horse battery"})["session"]["token"]
+    browser.click("#revoke-others")  # refreshes the list too
+    wait_for("all other sessions signed out", lambda: browser.text("status").startswith("Signed out ") and "other session" in browser.text("status"))
+    try:
+        http("GET", f"{origin}/v1/session", token=other)
+        fail("a session signed out from the list still works")
+    except RuntimeError as error:
+        if "-> 401" not in str(error):
+            raise
+    items = browser.script("return [...document.querySelectorAll('#sessions li')].map((li) => li.textContent)")
+    if len(items) != 1 or not items[0].startswith("This browser"):
+        fail(f"after signing out all others, the list should hold this browser only: {items}")
+    # One more session, listed after a refresh (adding a passkey refreshes the lists), signed out by its own button.
+    third = http("POST", f"{origin}/v1/sessions", {"email": email, "password": "correct horse battery"})["session"]["token"]
+    browser.script("return refreshLists()")
+    wait_for("the new session in the list", lambda: len(browser.script("return [...document.querySelectorAll('#sessions li')]")) == 2)
+    labels = browser.script("return [...document.querySelectorAll('#sessions li button')].map((b) => b.getAttribute('aria-label'))")
+    if len(labels) != 1 or not labels[0].startswith("Sign out ") or "password" not in labels[0]:
+        fail(f"the other session's button needs an accessible name that says which session: {labels}")
+    browser.click("#sessions li button")
+    wait_for("the session signed out by its button", lambda: browser.text("status") == "That session is signed out.")
+    try:
+        http("GET", f"{origin}/v1/session", token=third)
+        fail("the session signed out by its button still works")
+    except RuntimeError as error:
+        if "-> 401" not in str(error):
+            raise
+    print("browser test: your sessions: all others signed out, then one by its button")
+
+
 def phone_flow(browser, origin):
     """"Sign in with your phone" on the web page, by its labels: the number shown large and a QR code that a real decoder
     (zxing-cpp) reads as the request's sign-in code; a phone written in Python (scripts/phone.py) picks the number and
@@ -728,11 +761,12 @@ def main():
         with open(screenshot_path, "wb") as file:
             file.write(base64.b64decode(browser.call("GET", "/screenshot")))
         print(f"browser test: screenshot of the signed-in page: {screenshot_path}")
+        sessions_flow(browser, origin, email)
         signals(browser, origin, admin_key, email, authenticator)
         email_flows(browser, origin, work, authenticator)
         phone_flow(browser, origin)
         admin_console(browser, origin, admin_key, email, os.path.join(os.path.dirname(screenshot_path), "admin-dashboard.png"))
-        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, the email screens, the phone sign-in and the admin console: ok")
+        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, your sessions, the email screens, the phone sign-in and the admin console: ok")
     except RuntimeError as error:
         status = browser.text("status") if session_id else ""
         fail(f"{error} (page status: {status!r})")

@@ -133,7 +133,7 @@ struct FailingStore: TouchstoneStore {
     func user(email: String) async throws -> UserRecord? { throw self.error }
     func insertSession(_ session: SessionRecord) async throws { throw self.error }
     func session(tokenHash: String) async throws -> SessionRecord? { throw self.error }
-    func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws { throw self.error }
+    func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date, lastSeenAt: Date) async throws { throw self.error }
     func revokeSession(tokenHash: String, at: Date) async throws -> Bool { throw self.error }
     func reauthenticateSession(tokenHash: String, at: Date, methods: [AuthenticationMethod], passwordAuthenticatedAt: Date?, acr: String?)
         async throws -> Bool { throw self.error }
@@ -152,6 +152,7 @@ struct FailingStore: TouchstoneStore {
     func upsertConsent(_ consent: OAuthConsentRecord) async throws { throw self.error }
     func consents(userId: String) async throws -> [OAuthConsentRecord] { throw self.error }
     func deleteConsent(userId: String, clientId: String) async throws -> Bool { throw self.error }
+    func openIDClientNames(sessionIds: [String]) async throws -> [String: [String]] { throw self.error }
     func dueLogoutNotices(now: Date, limit: Int) async throws -> [LogoutNoticeRecord] { throw self.error }
     func insertWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws { throw self.error }
     func webhookEndpoint(id: String) async throws -> WebhookEndpointRecord? { throw self.error }

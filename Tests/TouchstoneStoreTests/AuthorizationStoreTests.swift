@@ -46,6 +46,24 @@ struct AuthorizationStoreTests {
         }
     }
 
+    /// The user's list of sessions names the clients holding live tokens from each (issue #42).
+    @Test(arguments: TestDatabase.available)
+    func theClientsOfASessionAreTheOnesWithLiveTokens(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            _ = try await Self.setUp(store)
+            #expect(try await store.openIDClientNames(sessionIds: []) == [:])
+            #expect(try await store.openIDClientNames(sessionIds: ["sid-1"]) == [:])
+            try await store.insertTokenFamily(Self.family("f1"))
+            try await store.insertTokenFamily(Self.family("f2"))
+            #expect(try await store.openIDClientNames(sessionIds: ["sid-1", "sid-other"]) == ["sid-1": [OAuthClientStoreTests.client("c1").name]])
+            _ = try await store.revokeTokenFamily(id: "f1", at: Self.t0)
+            _ = try await store.revokeTokenFamily(id: "f2", at: Self.t0)
+            #expect(try await store.openIDClientNames(sessionIds: ["sid-1"]) == [:])
+            try await store.shutdown()
+        }
+    }
+
     @Test(arguments: TestDatabase.available)
     func refreshTokensAreUsedOnceAndFamiliesRevoke(database: TestDatabase) async throws {
         try await database.withFixture { fixture in

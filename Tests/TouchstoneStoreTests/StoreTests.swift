@@ -106,12 +106,16 @@ struct StoreTests {
                 idleExpiresAt: Self.t0.addingTimeInterval(900),
                 authenticatedAt: Self.t0,
                 passwordAuthenticatedAt: Self.t0,
-                methods: [.password]
+                methods: [.password],
+                clientAddress: "203.0.113.7",
+                userAgent: "Mozilla/5.0 (Android 15) \u{1F600}",
+                lastSeenAt: Self.t0
             )
             try await store.insertSession(session)
             #expect(try await store.session(tokenHash: "h1") == session)
-            try await store.updateSessionIdleExpiry(tokenHash: "h1", idleExpiresAt: Self.t0.addingTimeInterval(1000))
+            try await store.updateSessionIdleExpiry(tokenHash: "h1", idleExpiresAt: Self.t0.addingTimeInterval(1000), lastSeenAt: Self.t0.addingTimeInterval(100))
             #expect(try await store.session(tokenHash: "h1")?.idleExpiresAt == Self.t0.addingTimeInterval(1000))
+            #expect(try await store.session(tokenHash: "h1")?.lastSeenAt == Self.t0.addingTimeInterval(100))
             #expect(try await store.revokeSession(tokenHash: "h1", at: Self.t0))
             #expect(try await !store.revokeSession(tokenHash: "h1", at: Self.t0))
             #expect(try await store.session(tokenHash: "h1")?.revokedAt == Self.t0)

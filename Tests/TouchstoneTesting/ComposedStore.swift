@@ -91,8 +91,8 @@ public struct ComposedStore: TouchstoneStore {
     public func session(tokenHash: String) async throws -> SessionRecord? {
         try await self.sessions.session(tokenHash: tokenHash)
     }
-    public func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws {
-        try await self.sessions.updateSessionIdleExpiry(tokenHash: tokenHash, idleExpiresAt: idleExpiresAt)
+    public func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date, lastSeenAt: Date) async throws {
+        try await self.sessions.updateSessionIdleExpiry(tokenHash: tokenHash, idleExpiresAt: idleExpiresAt, lastSeenAt: lastSeenAt)
     }
     @discardableResult
     public func reauthenticateSession(
@@ -415,6 +415,10 @@ public struct ComposedStore: TouchstoneStore {
     public func consents(userId: String) async throws -> [OAuthConsentRecord] {
         try await self.authorizations.consents(userId: userId)
     }
+    public func openIDClientNames(sessionIds: [String]) async throws -> [String: [String]] {
+        try await self.authorizations.openIDClientNames(sessionIds: sessionIds)
+    }
+
     public func deleteConsent(userId: String, clientId: String) async throws -> Bool {
         try await self.authorizations.deleteConsent(userId: userId, clientId: clientId)
     }

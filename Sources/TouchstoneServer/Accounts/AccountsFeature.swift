@@ -1,6 +1,6 @@
 import Hummingbird
 
-/// Sign-up, password sign-in, the current session, its audit trail and password changes.
+/// Sign-up, password sign-in, the current session, its audit trail, password changes, and the user's list of sessions.
 struct AccountsFeature: Feature {
     let core: ServerCore
 
@@ -16,6 +16,12 @@ struct AccountsFeature: Feature {
             reauthenticationWindow: self.core.reauthenticationWindow,
             recovery: RecoveryService(core: self.core),
             signUpEnabled: self.core.configuration.accounts.signUp
+        ).addRoutes(to: router, authenticator: self.core.authenticator)
+        SessionListController(
+            store: self.core.store,
+            secrets: self.core.secrets,
+            audit: self.core.audit,
+            now: self.core.now
         ).addRoutes(to: router, authenticator: self.core.authenticator)
     }
 }

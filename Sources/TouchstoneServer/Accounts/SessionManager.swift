@@ -66,12 +66,17 @@ struct SessionManager: Sendable {
             authenticatedAt: now,
             passwordAuthenticatedAt: method == .password ? now : nil,
             methods: [method],
-            registrationId: registrationId
+            registrationId: registrationId,
+            // Where the request that opens it comes from (the user's list of sessions shows it).
+            clientAddress: ClientInfo.current.address,
+            userAgent: ClientInfo.current.userAgent.map { String($0.prefix(200)) },
+            lastSeenAt: now
         )
         return (token, record)
     }
 
-    /// Finds the live session for a bearer token and refreshes its idle deadline.
+    /// Finds the live session for a bearer token and refreshes its idle deadline (and when it was last seen: both move
+    /// in the same steps, so `lastSeenAt` is right to the step).
     ///
     /// - Throws: 401 `unauthenticated` when the token is unknown, revoked, expired or idle-expired.
     func authenticate(token: String) async throws -> AuthenticatedSession {
@@ -90,8 +95,9 @@ struct SessionManager: Sendable {
         // session in use costs a write a minute instead of one per request, and ends at most a step early.
         let step = min(60, self.idleTimeout / 15)
         if idleExpiresAt.timeIntervalSince(session.idleExpiresAt) >= step || (idleExpiresAt == session.expiresAt && idleExpiresAt > session.idleExpiresAt) {
-            try await self.store.updateSessionIdleExpiry(tokenHash: session.tokenHash, idleExpiresAt: idleExpiresAt)
+            try await self.store.updateSessionIdleExpiry(tokenHash: session.tokenHash, idleExpiresAt: idleExpiresAt, lastSeenAt: now)
             session.idleExpiresAt = idleExpiresAt
+            session.lastSeenAt = now
         }
         return AuthenticatedSession(token: token, session: session, user: user)
     }

@@ -233,6 +233,7 @@ extension APIError {
         code: "admin_key_required",
         message: "this endpoint needs an admin key (touchstone admin create-key)"
     )
+    static let sessionNotFound = APIError(.notFound, code: "session_not_found", message: "no such session, or it has ended")
     static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
     static let clientNotFound = APIError(.notFound, code: "client_not_found", message: "no such client")
     static let webhookNotFound = APIError(.notFound, code: "webhook_not_found", message: "no such webhook endpoint")

@@ -62,6 +62,13 @@ public struct SessionRecord: Sendable, Hashable {
     /// After a passkey sign-in, the OpenID EAP ACR value it met: `phrh` (a device-bound passkey, not backup eligible)
     /// or `phr` (a synced passkey); nil for other methods.
     public var acr: String?
+    /// The client address the session was opened from (issue #42: the user's list of sessions); nil for sessions
+    /// opened before it was kept, or outside a request.
+    public var clientAddress: String?
+    /// The `User-Agent` the session was opened with, cut to 200 characters.
+    public var userAgent: String?
+    /// When the session was last used, to the idle deadline's step (a minute); nil for sessions from before it was kept.
+    public var lastSeenAt: Date?
 
     public init(
         tokenHash: String,
@@ -75,10 +82,16 @@ public struct SessionRecord: Sendable, Hashable {
         registrationId: String? = nil,
         revokedAt: Date? = nil,
         id: String? = nil,
-        acr: String? = nil
+        acr: String? = nil,
+        clientAddress: String? = nil,
+        userAgent: String? = nil,
+        lastSeenAt: Date? = nil
     ) {
         self.id = id
         self.acr = acr
+        self.clientAddress = clientAddress
+        self.userAgent = userAgent
+        self.lastSeenAt = lastSeenAt
         self.tokenHash = tokenHash
         self.userId = userId
         self.createdAt = createdAt

@@ -200,6 +200,26 @@ extension SQLTouchstoneStore {
 
     // MARK: Back-channel logout
 
+    public func openIDClientNames(sessionIds: [String]) async throws -> [String: [String]] {
+        guard !sessionIds.isEmpty else { return [:] }
+        return try await self.executor.withReadOnlyDatabase { db in
+            let rows = try await db.raw(
+                """
+                SELECT f.session_id, c.name, MAX(f.created_at) AS latest
+                FROM oauth_token_families f JOIN oauth_clients c ON c.id = f.client_id
+                WHERE f.session_id IN (\(binds: sessionIds)) AND f.session_ended_at IS NULL AND f.revoked_at IS NULL
+                GROUP BY f.session_id, c.name
+                ORDER BY latest DESC
+                """
+            ).all()
+            var names: [String: [String]] = [:]
+            for row in rows {
+                names[try row.decode(column: "session_id", as: String.self), default: []].append(try row.decode(column: "name", as: String.self))
+            }
+            return names
+        }
+    }
+
     public func dueLogoutNotices(now: Date, limit: Int) async throws -> [LogoutNoticeRecord] {
         try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(

@@ -54,14 +54,15 @@ extension SessionRecord {
     /// The columns an insert names, in the order of ``insertValues`` (also every column ``init(row:)`` reads).
     static let insertColumns = """
         token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at, password_authenticated_at, \
-        methods, registration_id, revoked_at, id, acr
+        methods, registration_id, revoked_at, id, acr, client_address, user_agent, last_seen_at
         """
 
     var insertValues: [any Encodable & Sendable] {
         [
             self.tokenHash, self.userId, self.createdAt.millis, self.expiresAt.millis, self.idleExpiresAt.millis,
             self.authenticatedAt.millis, self.passwordAuthenticatedAt?.millis, self.methods.map(\.rawValue).joined(separator: ","),
-            self.registrationId, self.revokedAt?.millis, self.id, self.acr,
+            self.registrationId, self.revokedAt?.millis, self.id, self.acr, self.clientAddress, self.userAgent,
+            self.lastSeenAt?.millis,
         ]
     }
 
@@ -80,7 +81,10 @@ extension SessionRecord {
             registrationId: try row.decode(column: "registration_id", as: String?.self),
             revokedAt: try row.optionalDate("revoked_at"),
             id: try row.decode(column: "id", as: String?.self),
-            acr: try row.decode(column: "acr", as: String?.self)
+            acr: try row.decode(column: "acr", as: String?.self),
+            clientAddress: try row.decode(column: "client_address", as: String?.self),
+            userAgent: try row.decode(column: "user_agent", as: String?.self),
+            lastSeenAt: try row.optionalDate("last_seen_at")
         )
     }
 }

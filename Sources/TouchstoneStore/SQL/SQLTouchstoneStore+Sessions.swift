@@ -50,10 +50,13 @@ extension SQLTouchstoneStore {
         }
     }
 
-    public func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws {
+    public func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date, lastSeenAt: Date) async throws {
         try await self.executor.withDatabase { db in
             try await db.raw(
-                "UPDATE sessions SET idle_expires_at = \(bind: idleExpiresAt.millis) WHERE token_hash = \(bind: tokenHash)"
+                """
+                UPDATE sessions SET idle_expires_at = \(bind: idleExpiresAt.millis), last_seen_at = \(bind: lastSeenAt.millis)
+                WHERE token_hash = \(bind: tokenHash)
+                """
             ).run()
         }
     }

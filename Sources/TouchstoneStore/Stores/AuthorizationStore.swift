@@ -37,6 +37,10 @@ public protocol AuthorizationStore: Sendable {
     /// Withdraws a consent; returns whether there was one.
     func deleteConsent(userId: String, clientId: String) async throws -> Bool
 
+    /// The OpenID clients holding live tokens from each of `sessionIds` (their names, the most recent client first),
+    /// for the user's list of sessions.
+    func openIDClientNames(sessionIds: [String]) async throws -> [String: [String]]
+
     /// Back-channel logouts due at `now`: one per client and ended session, at most `limit`.
     func dueLogoutNotices(now: Date, limit: Int) async throws -> [LogoutNoticeRecord]
     /// Records the outcome of a back-channel logout for every family of the client and session: `delivered`, or

@@ -7,8 +7,8 @@ public protocol SessionStore: Sendable {
     func insertSession(_ session: SessionRecord) async throws
     func session(tokenHash: String) async throws -> SessionRecord?
 
-    /// Moves a session's idle deadline.
-    func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date) async throws
+    /// Moves a session's idle deadline and records when it was used.
+    func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date, lastSeenAt: Date) async throws
 
     /// Revokes a session; returns whether a live session was revoked. The OpenID token families of the session end
     /// with it (and back-channel logouts become due).

@@ -73,10 +73,12 @@ function listItem(text, detail, actions, icon) {
   small.textContent = ` ${detail}`;
   label.append(small);
   item.append(label);
-  for (const [title, handler] of actions) {
+  for (const [title, handler, accessibleName] of actions) {
     const button = document.createElement("button");
     button.type = "button";
     button.textContent = title;
+    // Several items' buttons say the same ("Sign out"): the accessible name says which item.
+    if (accessibleName) button.setAttribute("aria-label", accessibleName);
     button.addEventListener("click", () => handler().catch((error) => setStatus(error.message, true)));
     item.append(button);
   }
@@ -147,6 +149,20 @@ async function refreshLists() {
         }],
       ])) : [listItem("No biometric devices", "", [])])
   );
+  // Where the account is signed in: end one session, or all but this one.
+  const { sessions } = await api("GET", "/v1/session/sessions");
+  $("sessions").replaceChildren(...sessions.map((session) => {
+    const what = session.current ? "This browser" : (session.client ? `${session.client} (signed in through it)` : (session.userAgent || "Unknown browser"));
+    const seen = session.lastSeenAt ? `last used ${new Date(session.lastSeenAt).toLocaleString()}` : `since ${new Date(session.createdAt).toLocaleString()}`;
+    const detail = `${session.methods.join(", ")}${session.address ? ", from " + session.address : ""}, ${seen}`;
+    return listItem(what, detail, session.current ? [] : [
+      ["Sign out", async () => {
+        await api("DELETE", `/v1/session/sessions/${encodeURIComponent(session.id)}`);
+        setStatus("That session is signed out.");
+        await refreshLists();
+      }, `Sign out ${what}, ${detail}`],
+    ]);
+  }));
   // Apps signed in with Touchstone (OpenID Connect) that the user allowed: withdrawing ends their access.
   const { grants } = await api("GET", "/v1/grants");
   $("grants").replaceChildren(
@@ -520,6 +536,12 @@ function cancelPhoneSignIn() {
   $("phone-sign-in-panel").hidden = true;
 }
 
+async function revokeOtherSessions() {
+  const { revokedSessions } = await api("POST", "/v1/session/sessions/revoke-others");
+  setStatus(revokedSessions === 1 ? "Signed out 1 other session." : `Signed out ${revokedSessions} other sessions.`);
+  await refreshLists();
+}
+
 async function signOut() {
   await api("DELETE", "/v1/session");
   showSignedOut();
@@ -538,6 +560,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("phone-cancel").addEventListener("click", () => { cancelPhoneSignIn(); setStatus("Sign-in with your phone cancelled."); });
   $("add-passkey").addEventListener("click", guarded(addPasskey));
   $("sign-out").addEventListener("click", guarded(signOut));
+  $("revoke-others").addEventListener("click", guarded(revokeOtherSessions));
   $("confirmation-form").addEventListener("submit", guarded(showConfirmation));
   $("approve-passkey").addEventListener("click", guarded(approveWithPasskey));
   $("decline").addEventListener("click", guarded(declineConfirmation));
