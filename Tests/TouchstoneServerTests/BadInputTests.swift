@@ -170,7 +170,7 @@ struct FailingStore: TouchstoneStore {
     func webhookQueueStatistics() async throws -> WebhookQueueStatistics { throw self.error }
     func webhookSubscribedTypes() async throws -> Set<String> { throw self.error }
     func purgeWebhookMessages(before cutoff: Date) async throws -> Int { throw self.error }
-    func deleteUser(id: String) async throws -> Bool { throw self.error }
+    func deleteUser(id: String, at: Date) async throws -> Bool { throw self.error }
     func enqueueMail(_ mail: QueuedMailRecord) async throws { throw self.error }
     func claimDueMail(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [QueuedMailRecord] { throw self.error }
     func finishMailAttempt(id: String, token: String, outcome: MailAttemptOutcome) async throws -> Bool { throw self.error }

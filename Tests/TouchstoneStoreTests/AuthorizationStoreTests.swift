@@ -113,6 +113,43 @@ struct AuthorizationStoreTests {
         }
     }
 
+    /// Deleting an account ends its sessions and keeps the logouts they owe (and the ones still owed from before)
+    /// after the user and its token families are gone (issue #42; #44 item 3).
+    @Test(arguments: TestDatabase.available)
+    func aDeletedAccountsSessionsStillOweTheirLogouts(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            _ = try await Self.setUp(store)
+            try await store.insertTokenFamily(Self.family("f1"))
+            // An older session that ended before, whose logout failed once and waits for its retry.
+            var older = StoreTests.session("token-old", user: "u1")
+            older.id = "sid-old"
+            try await store.insertSession(older)
+            try await store.insertTokenFamily(Self.family("f0", session: "sid-old"))
+            #expect(try await store.revokeSession(tokenHash: "token-old", at: Self.t0))
+            try await store.recordLogoutNotice(clientId: "c1", sessionId: "sid-old", delivered: false, retryAt: Self.t0.addingTimeInterval(50), error: "HTTP 503")
+
+            let end = Self.t0.addingTimeInterval(10)
+            #expect(try await store.deleteUser(id: "u1", at: end))
+            #expect(try await store.user(id: "u1") == nil)
+            #expect(try await store.tokenFamily(id: "f1") == nil)
+            let due = try await store.dueLogoutNotices(now: end, limit: 10)
+            #expect(due == [LogoutNoticeRecord(clientId: "c1", sessionId: "sid-1", userId: "u1",
+                backchannelLogoutURI: "https://c1.example.com/backchannel", attempts: 0)])
+            let later = try await store.dueLogoutNotices(now: Self.t0.addingTimeInterval(60), limit: 10)
+            #expect(Set(later.map(\.sessionId)) == ["sid-1", "sid-old"])
+            #expect(later.first { $0.sessionId == "sid-old" }?.attempts == 1)
+
+            try await store.recordLogoutNotice(clientId: "c1", sessionId: "sid-1", delivered: true, retryAt: nil, error: nil)
+            try await store.recordLogoutNotice(clientId: "c1", sessionId: "sid-old", delivered: false, retryAt: nil, error: "gave up")
+            #expect(try await store.dueLogoutNotices(now: Self.t0.addingTimeInterval(1000), limit: 10).isEmpty)
+            #expect(try await !store.deleteUser(id: "u1", at: end))
+            // Done notices go with the purge, a day later.
+            _ = try await store.purgeExpired(before: end.addingTimeInterval(2 * 86_400))
+            try await store.shutdown()
+        }
+    }
+
     @Test(arguments: TestDatabase.available)
     func endingASessionEndsItsFamiliesAndOwesOneLogoutPerClient(database: TestDatabase) async throws {
         try await database.withFixture { fixture in

@@ -108,7 +108,7 @@ struct PhoneApprovalStoreTests {
             #expect(try await store.signInRequest(id: "q") == nil)
             #expect(try await store.phoneApprovalsPausedUntil(userId: "u1", at: Self.t0) == nil)
             // Deleting the user deletes what was theirs.
-            #expect(try await store.deleteUser(id: "u1"))
+            #expect(try await store.deleteUser(id: "u1", at: Date()))
             #expect(try await store.deviceChannel(registrationId: "r1") == nil)
         }
     }

@@ -71,7 +71,7 @@ struct RecoveryStoreTests {
             // Deleting the user deletes its challenges and codes.
             try await store.replaceEmailChallenge(Self.challenge("u1", .verifyEmail))
             try await store.replaceRecoveryCodes(userId: "u1", codeHashes: ["r1"], at: Self.t0)
-            #expect(try await store.deleteUser(id: "u1"))
+            #expect(try await store.deleteUser(id: "u1", at: Date()))
             #expect(try await store.emailChallenge(tokenHash: "t1") == nil)
             #expect(try await store.unusedRecoveryCodeCount(userId: "u1") == 0)
         }

@@ -174,8 +174,8 @@ struct WebhookStoreTests {
             try await store.insertUser(StoreTests.user("u1"))
             try await store.insertSession(StoreTests.session("t1", user: "u1"))
             try await store.insertRegistration(StoreTests.registration("a", user: "u1", device: "d1"))
-            #expect(try await store.deleteUser(id: "u1"))
-            #expect(try await !store.deleteUser(id: "u1"))
+            #expect(try await store.deleteUser(id: "u1", at: Date()))
+            #expect(try await !store.deleteUser(id: "u1", at: Date()))
             #expect(try await store.session(tokenHash: "t1") == nil)
             #expect(try await store.registration(id: "a") == nil)
         }

@@ -480,8 +480,8 @@ public struct ComposedStore: TouchstoneStore {
         try await self.webhooks.purgeWebhookMessages(before: cutoff)
     }
 
-    public func deleteUser(id: String) async throws -> Bool {
-        try await self.users.deleteUser(id: id)
+    public func deleteUser(id: String, at: Date) async throws -> Bool {
+        try await self.users.deleteUser(id: id, at: at)
     }
 
     // MARK: MailQueueStore

@@ -89,7 +89,7 @@ struct AdminController {
     @Sendable func deleteUser(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let id = try context.parameters.require("id")
         guard try await self.audit.commit(self.audit.event(.userDeleted, userId: id, reason: self.actor(context)), when: { tx in
-            try await tx.deleteUser(id: id)
+            try await tx.deleteUser(id: id, at: self.now())
         }) else {
             throw APIError.userNotFound
         }

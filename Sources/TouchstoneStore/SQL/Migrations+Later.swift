@@ -180,5 +180,27 @@ extension Migrations {
                 "ALTER TABLE sessions ADD COLUMN last_seen_at BIGINT",
             ]
         ),
+        Migration(
+            version: 20,
+            name: "Back-channel logouts owed for the sessions of deleted accounts",
+            statements: [
+                // A deleted user's token families go with the user; what they still owed OpenID clients stays here (no
+                // reference to the user, who is gone), delivered by the same loop.
+                """
+                CREATE TABLE oauth_logout_notices (
+                    client_id TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+                    session_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts BIGINT NOT NULL DEFAULT 0,
+                    next_at BIGINT,
+                    error TEXT,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (client_id, session_id)
+                )
+                """,
+                "CREATE INDEX oauth_logout_notices_due ON oauth_logout_notices (state, next_at)",
+            ]
+        ),
     ]
 }

@@ -224,13 +224,20 @@ extension SQLTouchstoneStore {
         try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(
                 """
-                SELECT f.client_id, f.session_id, MIN(f.user_id) AS user_id, MIN(c.backchannel_logout_uri) AS uri,
-                    MAX(f.logout_attempts) AS attempts
-                FROM oauth_token_families f JOIN oauth_clients c ON c.id = f.client_id
-                WHERE f.logout_state = 'pending' AND f.logout_next_at <= \(bind: now.millis)
-                    AND c.backchannel_logout_uri IS NOT NULL
-                GROUP BY f.client_id, f.session_id
-                ORDER BY MIN(f.logout_next_at)
+                SELECT client_id, session_id, user_id, uri, attempts FROM (
+                    SELECT f.client_id, f.session_id, MIN(f.user_id) AS user_id, MIN(c.backchannel_logout_uri) AS uri,
+                        MAX(f.logout_attempts) AS attempts, MIN(f.logout_next_at) AS next_at
+                    FROM oauth_token_families f JOIN oauth_clients c ON c.id = f.client_id
+                    WHERE f.logout_state = 'pending' AND f.logout_next_at <= \(bind: now.millis)
+                        AND c.backchannel_logout_uri IS NOT NULL
+                    GROUP BY f.client_id, f.session_id
+                    UNION ALL
+                    -- Logouts owed for the sessions of deleted accounts (their families are gone).
+                    SELECT n.client_id, n.session_id, n.user_id, c.backchannel_logout_uri AS uri, n.attempts, n.next_at
+                    FROM oauth_logout_notices n JOIN oauth_clients c ON c.id = n.client_id
+                    WHERE n.state = 'pending' AND n.next_at <= \(bind: now.millis) AND c.backchannel_logout_uri IS NOT NULL
+                ) due
+                ORDER BY next_at
                 LIMIT \(bind: max(1, limit))
                 """
             ).all().map { row in
@@ -254,6 +261,13 @@ extension SQLTouchstoneStore {
                     logout_attempts = logout_attempts + \(bind: Int64(delivered ? 0 : 1)),
                     logout_next_at = \(bind: retryAt?.millis), logout_error = \(bind: error)
                 WHERE client_id = \(bind: clientId) AND session_id = \(bind: sessionId) AND logout_state = 'pending'
+                """
+            ).run()
+            try await db.raw(
+                """
+                UPDATE oauth_logout_notices SET state = \(bind: state), attempts = attempts + \(bind: Int64(delivered ? 0 : 1)),
+                    next_at = \(bind: retryAt?.millis), error = \(bind: error)
+                WHERE client_id = \(bind: clientId) AND session_id = \(bind: sessionId) AND state = 'pending'
                 """
             ).run()
         }

@@ -31,10 +31,25 @@ extension SQLTouchstoneStore {
         }
     }
 
-    public func deleteUser(id: String) async throws -> Bool {
-        // Every table that names the user deletes its rows with it (ON DELETE CASCADE).
-        try await self.executor.withDatabase { db in
-            try await db.raw("DELETE FROM users WHERE id = \(bind: id) RETURNING id").first() != nil
+    public func deleteUser(id: String, at: Date) async throws -> Bool {
+        try await self.executor.withTransaction { db in
+            // The sessions end (their token families owe back-channel logouts), then the logouts owed are copied to
+            // notices that survive the user: the families go with it.
+            let ended = try await db.raw(
+                "UPDATE sessions SET revoked_at = \(bind: at.millis) WHERE user_id = \(bind: id) AND revoked_at IS NULL RETURNING id"
+            ).all()
+            try await Self.endTokenFamilies(sessionIds: try ended.compactMap { try $0.decode(column: "id", as: String?.self) }, at: at, in: db)
+            try await db.raw(
+                """
+                INSERT INTO oauth_logout_notices (client_id, session_id, user_id, state, attempts, next_at, created_at)
+                SELECT client_id, session_id, MIN(user_id), 'pending', MAX(logout_attempts), MIN(logout_next_at), \(bind: at.millis)
+                FROM oauth_token_families WHERE user_id = \(bind: id) AND logout_state = 'pending'
+                GROUP BY client_id, session_id
+                ON CONFLICT (client_id, session_id) DO NOTHING
+                """
+            ).run()
+            // Every table that names the user deletes its rows with it (ON DELETE CASCADE).
+            return try await db.raw("DELETE FROM users WHERE id = \(bind: id) RETURNING id").first() != nil
         }
     }
 }

@@ -140,6 +140,8 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 )
                 """
             ).run()
+            // A deleted account's logout notices, a day after they were delivered or given up on.
+            try await db.raw("DELETE FROM oauth_logout_notices WHERE state <> 'pending' AND created_at < \(bind: dayBefore)").run()
             return PurgeResult(challenges: challenges + webAuthnChallenges, sessions: sessions, pendingRegistrations: pending)
         }
     }

@@ -22,5 +22,9 @@ public protocol UserStore: Sendable {
 
     /// Deletes a user with everything that belongs to it (sessions, registrations, passkeys, confirmations, OpenID
     /// codes, tokens and consents); the audit trail keeps its events. Returns whether the user existed.
-    func deleteUser(id: String) async throws -> Bool
+    ///
+    /// The user's live sessions end at `at` first, in the same transaction, and every back-channel logout owed to an
+    /// OpenID client for them (or still owed from earlier) is kept as a notice that outlives the account, so the
+    /// clients still hear that the sessions ended.
+    func deleteUser(id: String, at: Date) async throws -> Bool
 }
