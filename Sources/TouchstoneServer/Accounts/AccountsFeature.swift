@@ -1,6 +1,6 @@
 import Hummingbird
 
-/// Sign-up, password sign-in, the current session, its audit trail, password changes, and the user's list of sessions.
+/// Sign-up, password sign-in, the current session, its audit trail, password changes, the user's list of sessions, and deleting the account.
 struct AccountsFeature: Feature {
     let core: ServerCore
 
@@ -16,6 +16,13 @@ struct AccountsFeature: Feature {
             reauthenticationWindow: self.core.reauthenticationWindow,
             recovery: RecoveryService(core: self.core),
             signUpEnabled: self.core.configuration.accounts.signUp
+        ).addRoutes(to: router, authenticator: self.core.authenticator)
+        OwnAccountController(
+            store: self.core.store,
+            sessions: self.core.sessions,
+            audit: self.core.audit,
+            now: self.core.now,
+            reauthenticationWindow: self.core.reauthenticationWindow
         ).addRoutes(to: router, authenticator: self.core.authenticator)
         SessionListController(
             store: self.core.store,

@@ -88,7 +88,10 @@ struct AdminController {
     /// OpenID grants; the audit trail keeps its events, and `user.deleted` is announced in the same transaction.
     @Sendable func deleteUser(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let id = try context.parameters.require("id")
-        guard try await self.audit.commit(self.audit.event(.userDeleted, userId: id, reason: self.actor(context)), when: { tx in
+        // The goodbye mail goes to the address the account had (the mail queue keeps nothing of the user).
+        let address = try await self.store.user(id: id)?.email
+        let event = self.audit.event(.userDeleted, userId: id, reason: self.actor(context), notify: address)
+        guard try await self.audit.commit(event, when: { tx in
             try await tx.deleteUser(id: id, at: self.now())
         }) else {
             throw APIError.userNotFound

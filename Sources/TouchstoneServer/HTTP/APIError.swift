@@ -233,6 +233,8 @@ extension APIError {
         code: "admin_key_required",
         message: "this endpoint needs an admin key (touchstone admin create-key)"
     )
+    static let emailMismatch = APIError(
+        .badRequest, code: "email_mismatch", message: "type the account's email address to confirm (field 'confirmEmail')")
     static let sessionNotFound = APIError(.notFound, code: "session_not_found", message: "no such session, or it has ended")
     static let userNotFound = APIError(.notFound, code: "user_not_found", message: "no such user")
     static let clientNotFound = APIError(.notFound, code: "client_not_found", message: "no such client")

@@ -13,6 +13,8 @@ enum MailKind: String, Sendable, CaseIterable {
     case recoveryCodeUsed = "recovery_code_used"
     case emailChange = "email_change"
     case emailChangeNotice = "email_change_notice"
+    /// Goodbye: the account was deleted (by its user or an operator).
+    case accountDeleted = "account_deleted"
 }
 
 /// Renders mails from the templates: the text template's first line is `Subject: ...`; the rest is the text part.

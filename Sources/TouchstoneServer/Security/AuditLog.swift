@@ -186,6 +186,7 @@ struct AuditLog: Sendable {
     /// The notices events send to the account's address (docs/recovery.md, "Notices"): the mail and its values.
     static let notices: [AuditEventType: (MailKind, [String: String])] = [
         .passwordChanged: (.passwordChanged, ["how": "changed"]),
+        .userDeleted: (.accountDeleted, [:]),
         .registrationFinished: (.deviceEnrolled, [:]),
         .passkeyAdded: (.passkeyAdded, [:]),
         .registrationLocked: (.lockout, ["what": "biometric sign-in on a device", "unlock": "sign in with your password and unlock the device in your list."]),
