@@ -196,9 +196,11 @@ struct MultiInstanceTests {
     }
 
     /// A real PostgreSQL stopped for 30 s and started again, with two instances serving throughout: while it is down
-    /// every answer is 503 and none waits longer than one acquire timeout (1 s here); once the breaker is open, 503s
-    /// and readiness answer at once; after it starts, both instances serve within 2 s; no answer is ever a 500.
-    @Test func aStoppedDatabaseAnswers503FastAndBothInstancesRecoverWithin2Seconds() async throws {
+    /// every answer is 503, never held for the 30 s of a request timeout; after it starts, both instances serve again;
+    /// no answer is ever a 500. No wall-clock bound is asserted beyond "far from the request timeout" (issue #44,
+    /// item 6: such bounds failed on a loaded machine): the times are printed (`outage: ...`) for the report, where
+    /// docs/security.md and docs/deploy.md quote them.
+    @Test func aStoppedDatabaseAnswers503AndBothInstancesRecover() async throws {
         try await PostgresCluster.with(port: 55000 + Int.random(in: 500..<900)) { try await Self.outage(on: $0) }
     }
 
@@ -215,18 +217,19 @@ struct MultiInstanceTests {
         try await cluster.stop()
         // The first requests find out: within a few acquire timeouts (the first one may also wait out a connection
         // attempt the pool had started; 2.77 s was seen once in CI on a loaded two-core machine), never the 30 s of
-        // a request timeout.
+        // a request timeout. The limit only tells the two apart.
+        let farFromTheRequestTimeout = 15.0
         for server in [a, b] {
             let (status, seconds) = try await Self.timed(server.baseURL, "v1/session", token: token)
             #expect(status == 503)
-            #expect(seconds < 3.5, "a request took \(seconds) s with the database down")
+            #expect(seconds < farFromTheRequestTimeout, "a request took \(seconds) s with the database down")
             let (finish, finishSeconds) = try await Self.timed(
                 server.baseURL,
                 "v1/biometrics/authentications/finish",
                 body: #"{"registrationId":"r","challenge":"c","signature":"AAAA"}"#
             )
             #expect(finish == 503)
-            #expect(finishSeconds < 3.5, "authentications/finish took \(finishSeconds) s with the database down")
+            #expect(finishSeconds < farFromTheRequestTimeout, "authentications/finish took \(finishSeconds) s with the database down")
         }
         // Now the breaker is open: 503 at once, and readiness from that state.
         var readiness: [Double] = []
@@ -241,11 +244,10 @@ struct MultiInstanceTests {
                 fast.append(seconds)
             }
         }
-        // The server answers these from the breaker's state; measured from the client on a loaded two-core machine
-        // running the rest of the suite, the round trip is ~10-120 ms. Half the acquire timeout tells "from state" from
-        // "waited for a connection" (which takes the full second) without flaking.
-        #expect(Self.median(readiness) < 0.5, "readiness answered in \(readiness) s")
-        #expect(Self.median(fast) < 0.5 && fast.max()! < 1, "503s answered in \(fast) s")
+        // The server answers these from the breaker's state (about 10-120 ms from the client on a loaded two-core
+        // machine; printed below). Their times are reported, not asserted: a median of 0.51 s was seen once in CI
+        // while the machine also built and fuzzed.
+        #expect(fast.max()! < farFromTheRequestTimeout, "503s answered in \(fast) s")
 
         // The rest of the 30 s outage under steady traffic: only 503s, each within the acquire timeout.
         let outageEnd = Date().addingTimeInterval(30 - 2)
@@ -260,20 +262,24 @@ struct MultiInstanceTests {
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(Set(statuses.keys) == [503], "answers during the outage: \(statuses)")
-        #expect(slowest < 2.5, "the slowest answer during the outage took \(slowest) s")
+        #expect(slowest < farFromTheRequestTimeout, "the slowest answer during the outage took \(slowest) s")
 
         // Back: measured from the moment PostgreSQL accepts connections again.
         try await cluster.start()
         let back = Date()
         var recovered: [Double] = []
         var during: [Int: Int] = [:]
+        var served: [Bool] = []
         for server in [a, b] {
-            while Date().timeIntervalSince(back) < 10 {
+            var ok = false
+            // Polled with a generous limit: the figure (about a second) is reported, not asserted.
+            while !ok && Date().timeIntervalSince(back) < 60 {
                 let (status, _) = try await Self.timed(server.baseURL, "v1/session", token: token)
                 during[status, default: 0] += 1
-                if status == 200 { break }
-                try await Task.sleep(for: .milliseconds(50))
+                ok = status == 200
+                if !ok { try await Task.sleep(for: .milliseconds(50)) }
             }
+            served.append(ok)
             recovered.append(Date().timeIntervalSince(back))
         }
         print(
@@ -281,7 +287,7 @@ struct MultiInstanceTests {
                 + "answers \(statuses); recovered after \(recovered) s, answers while recovering \(during)"
         )
         #expect(during[500] == nil, "answers while recovering: \(during)")
-        #expect(recovered.allSatisfy { $0 < 2 }, "the instances served again after \(recovered) s:\n\(a.log)\n\(b.log)")
+        #expect(served == [true, true], "the instances did not serve again within a minute (\(recovered) s):\n\(a.log)\n\(b.log)")
         // And they keep serving: a burst on both, no errors.
         for server in [a, b] {
             for _ in 0..<20 {
