@@ -121,6 +121,7 @@ struct FailingStore: TouchstoneStore {
     func assignSessionId(tokenHash: String, id: String) async throws -> String? { throw self.error }
     func insertConfirmation(_ confirmation: ConfirmationRecord) async throws { throw self.error }
     func confirmation(id: String) async throws -> ConfirmationRecord? { throw self.error }
+    func confirmations(userId: String, limit: Int) async throws -> [ConfirmationRecord] { throw self.error }
     func decideConfirmation(id: String, approval: ConfirmationRecord.Approval?, events: [AuditEventRecord], at: Date) async throws -> Bool {
         throw self.error
     }
@@ -189,6 +190,7 @@ struct FailingStore: TouchstoneStore {
     func unusedRecoveryCodeCount(userId: String) async throws -> Int { throw self.error }
     func insertSignInRequest(_ request: SignInRequestRecord, maximumPending: Int, events: [AuditEventRecord], at: Date) async throws -> Bool { throw self.error }
     func signInRequest(id: String) async throws -> SignInRequestRecord? { throw self.error }
+    func signInRequests(userId: String, limit: Int) async throws -> [SignInRequestRecord] { throw self.error }
     func signInRequest(pollTokenHash: String) async throws -> SignInRequestRecord? { throw self.error }
     func pendingSignInRequests(userId: String, at: Date) async throws -> [SignInRequestRecord] { throw self.error }
     func bindSignInRequest(id: String, userId: String, at: Date) async throws -> Bool { throw self.error }

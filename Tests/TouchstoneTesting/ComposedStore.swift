@@ -309,6 +309,9 @@ public struct ComposedStore: TouchstoneStore {
     public func confirmation(id: String) async throws -> ConfirmationRecord? {
         try await self.confirmations.confirmation(id: id)
     }
+    public func confirmations(userId: String, limit: Int) async throws -> [ConfirmationRecord] {
+        try await self.confirmations.confirmations(userId: userId, limit: limit)
+    }
     public func decideConfirmation(id: String, approval: ConfirmationRecord.Approval?, events: [AuditEventRecord], at: Date) async throws -> Bool {
         try await self.confirmations.decideConfirmation(id: id, approval: approval, events: events, at: at)
     }
@@ -560,6 +563,10 @@ public struct ComposedStore: TouchstoneStore {
 
     public func signInRequest(id: String) async throws -> SignInRequestRecord? {
         try await self.phoneApproval.signInRequest(id: id)
+    }
+
+    public func signInRequests(userId: String, limit: Int) async throws -> [SignInRequestRecord] {
+        try await self.phoneApproval.signInRequests(userId: userId, limit: limit)
     }
 
     public func signInRequest(pollTokenHash: String) async throws -> SignInRequestRecord? {

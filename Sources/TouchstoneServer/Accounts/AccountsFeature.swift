@@ -20,6 +20,7 @@ struct AccountsFeature: Feature {
         OwnAccountController(
             store: self.core.store,
             sessions: self.core.sessions,
+            secrets: self.core.secrets,
             audit: self.core.audit,
             now: self.core.now,
             reauthenticationWindow: self.core.reauthenticationWindow

@@ -2,12 +2,14 @@ import Foundation
 import Hummingbird
 import TouchstoneStore
 
-/// The account as its owner's (issue #42, GDPR article 17): `DELETE /v1/users/me` deletes it.
+/// The account as its owner's (issue #42): `DELETE /v1/users/me` deletes it (GDPR article 17), `GET
+/// /v1/users/me/export` gives everything Touchstone holds about the user (articles 15 and 20).
 struct OwnAccountController {
     typealias Context = TouchstoneRequestContext
 
     let store: any TouchstoneStore
     let sessions: SessionManager
+    let secrets: Secrets
     let audit: AuditLog
     let now: @Sendable () -> Date
     let reauthenticationWindow: TimeInterval
@@ -15,6 +17,18 @@ struct OwnAccountController {
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let me = router.group("/v1/users/me").add(middleware: authenticator)
         me.delete(use: self.delete)
+        me.get("export", use: self.export)
+    }
+
+    /// The export, as a download: a password or passkey proven within the re-authentication window.
+    @Sendable func export(request: Request, context: Context) async throws -> JSONResponse<AccountExport> {
+        let identity = try context.requireIdentity()
+        try self.sessions.requireRecentPasswordOrPasskey(identity, within: self.reauthenticationWindow)
+        let document = try await AccountExport.make(for: identity, store: self.store, secrets: self.secrets, now: self.now())
+        return JSONResponse(.ok, document, headers: [
+            .contentDisposition: #"attachment; filename="touchstone-export.json""#,
+            .cacheControl: "no-store",
+        ])
     }
 
     struct DeleteInput: Decodable {

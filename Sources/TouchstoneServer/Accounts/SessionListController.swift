@@ -52,14 +52,20 @@ struct SessionListController {
 
     @Sendable func list(request: Request, context: Context) async throws -> JSONResponse<SessionList> {
         let identity = try context.requireIdentity()
-        let now = self.now()
-        var live = try await self.store.activeSessions(userId: identity.user.id, at: now)
-        // Sessions from before ids existed get one now: the list names each session by its id.
+        return JSONResponse(.ok, SessionList(sessions: try await Self.summaries(of: identity, store: self.store, secrets: self.secrets, now: self.now())))
+    }
+
+    /// The account's live sessions as the list (and the data export) shows them.
+    static func summaries(of identity: AuthenticatedSession, store: any SessionStore & AuthorizationStore, secrets: Secrets, now: Date)
+        async throws -> [SessionSummary]
+    {
+        var live = try await store.activeSessions(userId: identity.user.id, at: now)
+        // A session gets its id when first needed (an access token's `sid`, or this list): each is named by its id.
         for index in live.indices where live[index].id == nil {
-            live[index].id = try await self.store.assignSessionId(tokenHash: live[index].tokenHash, id: self.secrets.newIdentifier())
+            live[index].id = try await store.assignSessionId(tokenHash: live[index].tokenHash, id: secrets.newIdentifier())
         }
-        let clients = try await self.store.openIDClientNames(sessionIds: live.compactMap(\.id))
-        let summaries = live.compactMap { session -> SessionSummary? in
+        let clients = try await store.openIDClientNames(sessionIds: live.compactMap(\.id))
+        return live.compactMap { session -> SessionSummary? in
             guard let id = session.id else { return nil }
             return SessionSummary(
                 id: id,
@@ -72,7 +78,6 @@ struct SessionListController {
                 current: session.tokenHash == identity.session.tokenHash
             )
         }
-        return JSONResponse(.ok, SessionList(sessions: summaries))
     }
 
     /// Ends one of the account's sessions (the caller's own included: that is a sign-out). 404 `session_not_found` for

@@ -22,6 +22,14 @@ extension SQLTouchstoneStore {
         }
     }
 
+    public func confirmations(userId: String, limit: Int) async throws -> [ConfirmationRecord] {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.raw(
+                "SELECT * FROM confirmations WHERE user_id = \(bind: userId) ORDER BY created_at DESC, id LIMIT \(bind: max(1, limit))"
+            ).all().map(ConfirmationRecord.init(row:))
+        }
+    }
+
     public func decideConfirmation(
         id: String,
         approval: ConfirmationRecord.Approval?,

@@ -43,6 +43,14 @@ extension SQLTouchstoneStore {
         }
     }
 
+    public func signInRequests(userId: String, limit: Int) async throws -> [SignInRequestRecord] {
+        try await self.executor.withReadOnlyDatabase { db in
+            try await db.raw(
+                "SELECT * FROM sign_in_requests WHERE user_id = \(bind: userId) ORDER BY created_at DESC, id LIMIT \(bind: max(1, limit))"
+            ).all().map(SignInRequestRecord.init(row:))
+        }
+    }
+
     public func pendingSignInRequests(userId: String, at: Date) async throws -> [SignInRequestRecord] {
         try await self.executor.withReadOnlyDatabase { db in
             try await db.raw(

@@ -11,6 +11,8 @@ public protocol PhoneApprovalStore: Sendable {
     /// is always stored.
     func insertSignInRequest(_ request: SignInRequestRecord, maximumPending: Int, events: [AuditEventRecord], at: Date) async throws -> Bool
     func signInRequest(id: String) async throws -> SignInRequestRecord?
+    /// The requests bound to the user, whatever their state, newest first, at most `limit` (the user's data export).
+    func signInRequests(userId: String, limit: Int) async throws -> [SignInRequestRecord]
     /// The request whose poll token (a CIBA `auth_req_id`) hashes to `pollTokenHash`.
     func signInRequest(pollTokenHash: String) async throws -> SignInRequestRecord?
     /// The user's requests that are pending and unexpired at `at`, oldest first.
