@@ -577,9 +577,8 @@ def sessions_flow(browser, origin, email):
     except RuntimeError as error:
         if "-> 401" not in str(error):
             raise
-    items = browser.script("return [...document.querySelectorAll('#sessions li')].map((li) => li.textContent)")
-    if len(items) != 1 or not items[0].startswith("This browser"):
-        fail(f"after signing out all others, the list should hold this browser only: {items}")
+    items = lambda: browser.script("return [...document.querySelectorAll('#sessions li')].map((li) => li.textContent)")
+    wait_for("the list to hold this browser only", lambda: len(items()) == 1 and items()[0].startswith("This browser"))
     # One more session, listed after a refresh (adding a passkey refreshes the lists), signed out by its own button.
     third = http("POST", f"{origin}/v1/sessions", {"email": email, "password": "correct horse battery"})["session"]["token"]
     browser.script("return refreshLists()")
@@ -596,6 +595,37 @@ def sessions_flow(browser, origin, email):
         if "-> 401" not in str(error):
             raise
     print("browser test: your sessions: all others signed out, then one by its button")
+
+
+def data_and_deletion(browser, origin, email):
+    """Download your data, then delete the account (issue #42), after a fresh password sign-in on the page;
+    afterwards nothing of the account signs in. Runs last: the account is gone after it."""
+    browser.call("POST", "/url", {"url": origin + "/"})
+    wait_for("the page", lambda: browser.visible("signed-out") or browser.visible("signed-in"))
+    if browser.visible("signed-in"):  # autofill may have signed in with a passkey on load
+        browser.click("#sign-out")
+        wait_for("the signed-out view", lambda: browser.visible("signed-out"))
+    browser.type("#sign-in-email", email)
+    browser.type("#sign-in-password", "correct horse battery")
+    browser.click("#sign-in-form button")
+    wait_for("a fresh password sign-in", lambda: browser.text("who") == email and browser.text("methods") == "password")
+    browser.click("#download-data")
+    wait_for("the data export", lambda: browser.text("status").startswith("Your data was downloaded: "))
+    browser.type("#delete-account-email", "someone-else@example.com")
+    browser.click("#delete-account-form button")
+    wait_for("the refusal of another address",
+             lambda: "email address" in browser.text("status").lower() and browser.visible("signed-in"))
+    browser.clear("#delete-account-email")
+    browser.type("#delete-account-email", email)
+    browser.click("#delete-account-form button")
+    wait_for("the deletion", lambda: browser.text("status") == "Your account was deleted." and browser.visible("signed-out"))
+    browser.clear("#sign-in-email")
+    browser.clear("#sign-in-password")
+    browser.type("#sign-in-email", email)
+    browser.type("#sign-in-password", "correct horse battery")
+    browser.click("#sign-in-form button")
+    wait_for("the password refused", lambda: "incorrect" in browser.text("status") and browser.visible("signed-out"))
+    print("browser test: data downloaded, account deleted, and its password refused afterwards")
 
 
 def phone_flow(browser, origin):
@@ -766,7 +796,8 @@ def main():
         email_flows(browser, origin, work, authenticator)
         phone_flow(browser, origin)
         admin_console(browser, origin, admin_key, email, os.path.join(os.path.dirname(screenshot_path), "admin-dashboard.png"))
-        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, your sessions, the email screens, the phone sign-in and the admin console: ok")
+        data_and_deletion(browser, origin, email)
+        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, your sessions, the email screens, the phone sign-in, the admin console, the data export and the deletion: ok")
     except RuntimeError as error:
         status = browser.text("status") if session_id else ""
         fail(f"{error} (page status: {status!r})")

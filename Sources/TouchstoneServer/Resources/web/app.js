@@ -158,8 +158,8 @@ async function refreshLists() {
     return listItem(what, detail, session.current ? [] : [
       ["Sign out", async () => {
         await api("DELETE", `/v1/session/sessions/${encodeURIComponent(session.id)}`);
-        setStatus("That session is signed out.");
         await refreshLists();
+        setStatus("That session is signed out.");
       }, `Sign out ${what}, ${detail}`],
     ]);
   }));
@@ -538,8 +538,27 @@ function cancelPhoneSignIn() {
 
 async function revokeOtherSessions() {
   const { revokedSessions } = await api("POST", "/v1/session/sessions/revoke-others");
-  setStatus(revokedSessions === 1 ? "Signed out 1 other session." : `Signed out ${revokedSessions} other sessions.`);
   await refreshLists();
+  setStatus(revokedSessions === 1 ? "Signed out 1 other session." : `Signed out ${revokedSessions} other sessions.`);
+}
+
+// Everything the server holds about the user, saved as a file (GET /v1/users/me/export).
+async function downloadData() {
+  const data = await api("GET", "/v1/users/me/export");
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: "application/json" }));
+  link.download = "touchstone-export.json";
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+  setStatus(`Your data was downloaded: ${data.events.length} events, ${data.sessions.length} sessions, ${data.passkeys.length} passkeys.`);
+}
+
+async function deleteAccount(event) {
+  event.preventDefault();
+  await api("DELETE", "/v1/users/me", { confirmEmail: $("delete-account-email").value });
+  $("delete-account-email").value = "";
+  showSignedOut();
+  setStatus("Your account was deleted.");
 }
 
 async function signOut() {
@@ -561,6 +580,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("add-passkey").addEventListener("click", guarded(addPasskey));
   $("sign-out").addEventListener("click", guarded(signOut));
   $("revoke-others").addEventListener("click", guarded(revokeOtherSessions));
+  $("download-data").addEventListener("click", guarded(downloadData));
+  $("delete-account-form").addEventListener("submit", guarded(deleteAccount));
   $("confirmation-form").addEventListener("submit", guarded(showConfirmation));
   $("approve-passkey").addEventListener("click", guarded(approveWithPasskey));
   $("decline").addEventListener("click", guarded(declineConfirmation));
