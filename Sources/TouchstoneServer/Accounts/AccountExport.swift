@@ -17,13 +17,6 @@ struct AccountExport: Encodable {
         var requireDeviceBoundPasskeys: Bool
     }
 
-    struct Consent: Encodable {
-        var clientId: String
-        var clientName: String
-        var scopes: [String]
-        var grantedAt: String
-    }
-
     struct Confirmation: Encodable {
         var confirmation: ConfirmationResource
         /// The exact text that was (or would be) signed.
@@ -53,7 +46,7 @@ struct AccountExport: Encodable {
     var passkeys: [PasskeyResource]
     var devices: [RegistrationResource]
     var sessions: [SessionListController.SessionSummary]
-    var consents: [Consent]
+    var consents: [GrantController.Grant]
     var confirmations: [Confirmation]
     var signInRequests: [SignInRequest]
     /// The user's audit trail, oldest first.
@@ -66,24 +59,11 @@ struct AccountExport: Encodable {
     /// Reads everything of `identity`'s account.
     static func make(for identity: AuthenticatedSession, store: any TouchstoneStore, secrets: Secrets, now: Date) async throws -> AccountExport {
         let user = identity.user
-        var consents: [Consent] = []
-        for consent in try await store.consents(userId: user.id) {
-            let name = try await store.client(id: consent.clientId)?.name ?? consent.clientId
-            consents.append(Consent(clientId: consent.clientId, clientName: name, scopes: consent.scopes, grantedAt: consent.grantedAt.rfc3339))
-        }
         let confirmations = try await store.confirmations(userId: user.id, limit: Self.maximumItems).map { record in
             Confirmation(
                 confirmation: ConfirmationResource(record, now: now),
                 payload: record.payload,
-                evidence: record.approval.flatMap { approval in
-                    record.decidedAt.map { decidedAt in
-                        ConfirmationEvidence(
-                            confirmationId: record.id, payload: record.payload, method: approval.method, algorithm: approval.algorithm,
-                            publicKey: approval.publicKey, signature: approval.signature, authenticatorData: approval.authenticatorData,
-                            clientDataJSON: approval.clientDataJSON, registrationId: approval.registrationId, passkeyId: approval.passkeyId,
-                            approvedAt: decidedAt.rfc3339)
-                    }
-                }
+                evidence: record.status == .approved ? ConfirmationEvidence(approved: record) : nil
             )
         }
         let requests = try await store.signInRequests(userId: user.id, limit: Self.maximumItems).map { request in
@@ -110,7 +90,7 @@ struct AccountExport: Encodable {
             passkeys: try await store.passkeys(userId: user.id).map { PasskeyResource($0) },
             devices: try await store.registrations(userId: user.id).filter { $0.status != .pending }.map(RegistrationResource.init),
             sessions: try await SessionListController.summaries(of: identity, store: store, secrets: secrets, now: now),
-            consents: consents,
+            consents: try await GrantController.grants(of: user.id, store: store),
             confirmations: confirmations,
             signInRequests: requests,
             events: events.prefix(Self.maximumItems).map(AuditEventResource.init)

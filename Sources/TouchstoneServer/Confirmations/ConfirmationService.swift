@@ -253,22 +253,10 @@ struct ConfirmationService: Sendable {
     /// The evidence of an approved confirmation.
     func evidence(_ id: String, caller: ConfirmationCaller) async throws -> ConfirmationEvidence {
         let confirmation = try await self.find(id, for: caller)
-        guard confirmation.status == .approved, let approval = confirmation.approval, let decidedAt = confirmation.decidedAt else {
+        guard confirmation.status == .approved, let evidence = ConfirmationEvidence(approved: confirmation) else {
             throw APIError.confirmationNotPending
         }
-        return ConfirmationEvidence(
-            confirmationId: confirmation.id,
-            payload: confirmation.payload,
-            method: approval.method,
-            algorithm: approval.algorithm,
-            publicKey: approval.publicKey,
-            signature: approval.signature,
-            authenticatorData: approval.authenticatorData,
-            clientDataJSON: approval.clientDataJSON,
-            registrationId: approval.registrationId,
-            passkeyId: approval.passkeyId,
-            approvedAt: decidedAt.rfc3339
-        )
+        return evidence
     }
 
     // MARK: Helpers
@@ -307,5 +295,25 @@ struct ConfirmationService: Sendable {
     private func recordFailure(_ confirmation: ConfirmationRecord, reason: String, registrationId: String? = nil, passkeyId: String? = nil) async {
         let event = self.event(.confirmationFailed, confirmation, reason: reason, registrationId: registrationId, passkeyId: passkeyId)
         if (try? await self.store.insertAuditEvent(event)) != nil { self.audit.committed([event]) }
+    }
+}
+
+extension ConfirmationEvidence {
+    /// The evidence of an approved confirmation (nil until it is approved): the payload, the key and its signature.
+    init?(approved confirmation: ConfirmationRecord) {
+        guard let approval = confirmation.approval, let decidedAt = confirmation.decidedAt else { return nil }
+        self.init(
+            confirmationId: confirmation.id,
+            payload: confirmation.payload,
+            method: approval.method,
+            algorithm: approval.algorithm,
+            publicKey: approval.publicKey,
+            signature: approval.signature,
+            authenticatorData: approval.authenticatorData,
+            clientDataJSON: approval.clientDataJSON,
+            registrationId: approval.registrationId,
+            passkeyId: approval.passkeyId,
+            approvedAt: decidedAt.rfc3339
+        )
     }
 }

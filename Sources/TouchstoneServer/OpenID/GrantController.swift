@@ -30,12 +30,17 @@ struct GrantController {
 
     @Sendable func list(request: Request, context: Context) async throws -> JSONResponse<GrantList> {
         let identity = try context.requireIdentity()
+        return JSONResponse(.ok, GrantList(grants: try await Self.grants(of: identity.user.id, store: self.store)), headers: [.cacheControl: "no-store"])
+    }
+
+    /// The clients the user allowed, with their names (also the data export's consents).
+    static func grants(of userId: String, store: any AuthorizationStore & OAuthClientStore) async throws -> [Grant] {
         var grants: [Grant] = []
-        for consent in try await self.store.consents(userId: identity.user.id) {
-            let name = try await self.store.client(id: consent.clientId)?.name ?? consent.clientId
+        for consent in try await store.consents(userId: userId) {
+            let name = try await store.client(id: consent.clientId)?.name ?? consent.clientId
             grants.append(Grant(clientId: consent.clientId, clientName: name, scopes: consent.scopes, grantedAt: consent.grantedAt.rfc3339))
         }
-        return JSONResponse(.ok, GrantList(grants: grants), headers: [.cacheControl: "no-store"])
+        return grants
     }
 
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
