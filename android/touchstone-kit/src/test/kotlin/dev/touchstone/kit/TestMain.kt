@@ -21,6 +21,7 @@ val testClasses: List<Class<*>> = listOf(
     SignInRequestTests::class.java,
     PasskeyTests::class.java,
     RecoveryTests::class.java,
+    AccountTests::class.java,
     ServerErrorCodeTests::class.java,
     SecretsInLogsTests::class.java,
 )
