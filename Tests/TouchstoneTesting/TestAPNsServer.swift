@@ -108,9 +108,9 @@ public final class TestAPNsServer: Sendable {
         self.answers.withLockedValue { $0 += Array(repeating: (status, reason), count: times) }
     }
 
-    /// Waits until `count` requests arrived; false after 20 seconds (a safety net, not a timing assertion).
+    /// Waits until `count` requests arrived; false after 60 seconds (a safety net, not a timing assertion).
     public func waitForRequests(_ count: Int) async -> Bool {
-        for _ in 0..<400 {
+        for _ in 0..<1200 {
             if self.received.count >= count { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }

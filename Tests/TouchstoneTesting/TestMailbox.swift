@@ -20,9 +20,10 @@ public final class TestMailbox: MailTransport, Sendable {
     /// Deliveries attempted so far, failed ones included.
     public var attempts: Int { self.state.withLockedValue { $0.attempts } }
 
-    /// Waits (up to 10 s) until `count` deliveries were attempted.
+    /// Waits until `count` deliveries were attempted, polling with a generous limit (60 s: on a loaded machine the
+    /// background sender can take well over the 10 s this once allowed; it returns as soon as they were).
     public func waitForAttempts(_ count: Int) async throws {
-        for _ in 0..<1000 {
+        for _ in 0..<6000 {
             if self.attempts >= count { return }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -41,10 +42,11 @@ public final class TestMailbox: MailTransport, Sendable {
         self.mails.filter { $0.to == address.lowercased() && (kind == nil || $0.kind == kind) }
     }
 
-    /// Waits (up to 10 s: the server's sender runs in the background) until `address` has `count` mails of `kind`,
+    /// Waits (polling up to 60 s, a generous limit: the server's sender runs in the background, and a loaded CI
+    /// machine once needed more than 10 s) until `address` has `count` mails of `kind`,
     /// and returns the last.
     public func waitForMail(to address: String, kind: String, count: Int = 1) async throws -> OutgoingMail {
-        for _ in 0..<1000 {
+        for _ in 0..<6000 {
             let mails = self.mails(to: address, kind: kind)
             if mails.count >= count { return mails[count - 1] }
             try await Task.sleep(for: .milliseconds(10))
