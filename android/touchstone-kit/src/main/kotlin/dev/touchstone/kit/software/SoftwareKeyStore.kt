@@ -53,9 +53,6 @@ class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteA
     /** The tags of the keys held. */
     val tags: Set<String> get() = keys.keys.toSet()
 
-    /** The public key under [tag], for tests that check signatures. */
-    fun publicKey(tag: String): PublicKey? = keys[tag]?.public
-
     /** Acts as a new biometric enrolment does on a key made with `setInvalidatedByBiometricEnrollment(true)`. */
     fun invalidate(tag: String) {
         invalidated.add(tag)
