@@ -90,7 +90,14 @@ struct HardeningTests {
                 json: ["email": "longer@example.com", "password": String(repeating: "x", count: 1025)]
             )
             #expect(tooLong.errorCode == "invalid_request")
-            #expect(Hostile.message(tooLong) == "field 'password' is longer than 1024 bytes")
+            #expect(Hostile.message(tooLong) == "field 'password' is longer than 1024 characters")
+            // Counted in characters, as the OpenAPI document's maxLength counts: 1,024 four-byte characters fit.
+            let wide = try await client.request(
+                .post,
+                "/v1/users",
+                json: ["email": "wide@example.com", "password": String(repeating: "\u{1F600}", count: 1024)]
+            )
+            #expect(wide.status == .created)
         }
     }
 

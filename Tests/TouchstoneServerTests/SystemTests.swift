@@ -171,6 +171,38 @@ struct SystemTests {
         }
     }
 
+    /// The OpenAPI document's password pattern and the server's rule for secrets refuse exactly the same characters,
+    /// so that a fuzzer's schema-valid password is never refused (a CI run once found U+10FFFE refused by the server
+    /// and allowed by the document).
+    @Test func passwordPatternMatchesTheServersRule() async throws {
+        try await TestServer.run { client in
+            let response = try await client.request(.get, "/openapi.json")
+            let text = try #require(String(data: response.body, encoding: .utf8))
+            // Every "password" and "newPassword" property's pattern.
+            let patterns = Set(
+                text.components(separatedBy: "assword\": {").dropFirst().compactMap { rest -> String? in
+                    let schema = String(rest.prefix(while: { $0 != "}" }))
+                    guard let range = schema.range(of: "\"pattern\": \"") else { return nil }
+                    return String(schema[range.upperBound...].prefix(while: { $0 != "\"" }))
+                }
+            )
+            #expect(patterns.count == 1, "\(patterns)")
+            let json = try #require(patterns.first)
+            let pattern = try #require(try? JSONSerialization.jsonObject(with: Data("\"\(json)\"".utf8), options: .fragmentsAllowed) as? String)
+            let regex = try NSRegularExpression(pattern: pattern)
+            var scalars = Array(0x00...0xA0) + Array(0x2026...0x202B) + Array(0xFDCF...0xFDF0) + Array(0xFEFE...0xFEFF) + Array(0xFFFC...0xFFFF)
+            scalars += (1...16).flatMap { plane in [plane * 0x10000 + 0xFFFE, plane * 0x10000 + 0xFFFF] } + [0x1F600, 0x10000]
+            for value in scalars {
+                let scalar = try #require(Unicode.Scalar(value))
+                let sample = "password" + String(Character(scalar))
+                // The whole string must match: ICU's `$` also matches before a final line break, ECMA 262's does not.
+                let whole = NSRange(sample.startIndex..., in: sample)
+                let allowed = regex.firstMatch(in: sample, range: whole)?.range == whole
+                #expect(allowed == !InputRules.isForbiddenInSecrets(scalar), "U+\(String(value, radix: 16, uppercase: true))")
+            }
+        }
+    }
+
     @Test func configurationReadsEnvironment() throws {
         let configuration = try TouchstoneConfiguration(environment: [
             "TOUCHSTONE_PORT": "9000", "TOUCHSTONE_DATABASE_URL": "sqlite::memory:", "TOUCHSTONE_DEVICE_POLICY": "singleDevice",

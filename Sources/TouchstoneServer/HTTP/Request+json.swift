@@ -152,7 +152,7 @@ extension KeyedDecodingContainer {
 
     /// A password (``InputRules/password(_:field:)``); `isNew` adds the minimum length of a password being set.
     func decodePassword(_ key: Key, isNew: Bool) throws -> InputRules.Password {
-        try self.decodeString(key, maxLength: 4 * InputRules.maximumPasswordBytes) { (text) throws(FieldError) in
+        try self.decodeString(key, maxLength: 4 * InputRules.maximumPasswordCharacters) { (text) throws(FieldError) in
             isNew ? try InputRules.newPassword(text, field: key.stringValue) : try InputRules.password(text, field: key.stringValue)
         }
     }

@@ -11,9 +11,10 @@ enum InputRules {
     /// The fewest characters a new password may have, counted as Unicode code points as sent (as NIST SP 800-63B
     /// counts them, and as JSON Schema's `minLength` does, so the OpenAPI document states the rule exactly).
     static let minimumPasswordCharacters = 8
-    /// The most UTF-8 bytes a password may have after normalisation; the hash covers all of them (see
+    /// The most characters a password may have, counted like the minimum (code points as sent, JSON Schema's
+    /// `maxLength`). A bound against oversized input, not a rule people meet: the hash covers every byte (see
     /// ``PasswordHasher``), so nothing past bcrypt's 72 bytes is ignored.
-    static let maximumPasswordBytes = 1024
+    static let maximumPasswordCharacters = 1024
 
     /// A password as the rules see it: Unicode text without control characters, normalised to NFC.
     struct Password: Sendable {
@@ -38,18 +39,22 @@ enum InputRules {
         if let bad = text.unicodeScalars.first(where: Self.isForbiddenInSecrets) {
             throw FieldError(message: "field '\(field)' must not contain control characters (found U+\(Self.hex(bad)))")
         }
-        let normalized = text.precomposedStringWithCanonicalMapping
-        guard normalized.utf8.count <= self.maximumPasswordBytes else {
-            throw FieldError(message: "field '\(field)' is longer than \(self.maximumPasswordBytes) bytes")
+        guard text.unicodeScalars.count <= self.maximumPasswordCharacters else {
+            throw FieldError(message: "field '\(field)' is longer than \(self.maximumPasswordCharacters) characters")
         }
-        return Password(normalized: normalized, asSent: text)
+        return Password(normalized: text.precomposedStringWithCanonicalMapping, asSent: text)
     }
 
-    /// Control characters (Cc, C0 and C1 with DEL), line and paragraph separators, and the non-characters that some
-    /// systems treat as terminators: never part of a secret someone types.
-    private static func isForbiddenInSecrets(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control || scalar.value == 0x2028 || scalar.value == 0x2029
-            || scalar.properties.isNoncharacterCodePoint
+    /// Control characters (Cc, C0 and C1 with DEL), line and paragraph separators, and the Basic Multilingual Plane's
+    /// non-characters (U+FDD0–U+FDEF, U+FFFE, U+FFFF), which some systems treat as terminators or byte-order marks:
+    /// never part of a secret someone types. Exactly what the OpenAPI document's password pattern excludes (the
+    /// non-characters of the other planes are as harmless as any unassigned code point, and a pattern that names them
+    /// would need escapes that JSON Schema's regular expressions do not share).
+    static func isForbiddenInSecrets(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x2028, 0x2029, 0xFDD0...0xFDEF, 0xFFFE, 0xFFFF: true
+        default: scalar.properties.generalCategory == .control
+        }
     }
 
     // MARK: Every string
