@@ -217,11 +217,12 @@ func makeFeatures(
         challenges: SelfContainedChallenges(derivingFrom: keyEncryptionKey, purpose: PasskeyService.challengePurpose)
     )
     let phoneApproval = PhoneApprovalFeature(core: core, push: push)
+    let deviceKeys = DeviceKeysFeature(core: core, challenges: signInChallenges, integrity: integrity, pins: pins.service)
     return [
         SystemFeature(core: core),
         WebFeature(core: core),
         AccountsFeature(core: core),
-        DeviceKeysFeature(core: core, challenges: signInChallenges, integrity: integrity, pins: pins.service),
+        deviceKeys,
         pins,
         integrity,
         passkeys,
@@ -233,6 +234,7 @@ func makeFeatures(
         MailFeature(core: core, transport: mailTransport, keyEncryptionKey: keyEncryptionKey),
         RecoveryFeature(core: core),
         phoneApproval,
+        ReauthenticationFeature(core: core, passkeys: passkeys.service, deviceKeys: deviceKeys.service),
     ]
 }
 

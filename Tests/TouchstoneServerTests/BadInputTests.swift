@@ -136,7 +136,7 @@ struct FailingStore: TouchstoneStore {
     func session(tokenHash: String) async throws -> SessionRecord? { throw self.error }
     func updateSessionIdleExpiry(tokenHash: String, idleExpiresAt: Date, lastSeenAt: Date) async throws { throw self.error }
     func revokeSession(tokenHash: String, at: Date) async throws -> Bool { throw self.error }
-    func reauthenticateSession(tokenHash: String, at: Date, methods: [AuthenticationMethod], passwordAuthenticatedAt: Date?, acr: String?)
+    func reauthenticateSession(tokenHash: String, at: Date, methods: [AuthenticationMethod], strongAuthenticatedAt: Date?, acr: String?)
         async throws -> Bool { throw self.error }
     func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws { throw self.error }
     func redeemAuthorizationCode(codeHash: String, at: Date) async throws -> AuthorizationCodeRedemption { throw self.error }

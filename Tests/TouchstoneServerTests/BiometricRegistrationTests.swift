@@ -96,16 +96,20 @@ struct BiometricRegistrationTests {
         }
     }
 
-    @Test func aBiometricSessionCannotAddDevices() async throws {
-        try await TestServer.run { client in
+    /// A device key is a strong proof (issue #42): its fresh session adds a device; past the window it needs a new proof.
+    @Test func aFreshBiometricSessionAddsDevicesAndAStaleOneDoesNot() async throws {
+        let clock = ManualClock()
+        try await TestServer.run(clock: clock) { client in
             let flow = Flow(client: client)
             let account = try await flow.signUp()
             let device = TestDeviceKey(.es256)
             let id = try await flow.enroll(account.token, device)
             let biometricToken = try #require(try await flow.login(id, device).value("session", "token"))
-            let response = try await flow.startRegistration(biometricToken, TestDeviceKey(.es256))
-            #expect(response.status == .forbidden)
-            #expect(response.errorCode == "reauthentication_required")
+            #expect(try await flow.startRegistration(biometricToken, TestDeviceKey(.es256)).status == .ok)
+            clock.advance(by: 11 * 60)
+            let stale = try await flow.startRegistration(biometricToken, TestDeviceKey(.es256))
+            #expect(stale.status == .forbidden)
+            #expect(stale.errorCode == "reauthentication_required")
         }
     }
 

@@ -53,7 +53,7 @@ import TouchstoneStore
             user.createdAt = Self.text(&generator)
             let record = SessionRecord(
                 tokenHash: "", userId: "", createdAt: date, expiresAt: date, idleExpiresAt: date, authenticatedAt: date,
-                passwordAuthenticatedAt: nil, methods: []
+                strongAuthenticatedAt: nil, methods: []
             )
             var session = SessionResource(token: Self.text(&generator), record: record)
             session.expiresAt = Self.text(&generator)

@@ -105,7 +105,7 @@ struct StoreTests {
                 expiresAt: Self.t0.addingTimeInterval(3600),
                 idleExpiresAt: Self.t0.addingTimeInterval(900),
                 authenticatedAt: Self.t0,
-                passwordAuthenticatedAt: Self.t0,
+                strongAuthenticatedAt: Self.t0,
                 methods: [.password],
                 clientAddress: "203.0.113.7",
                 userAgent: "Mozilla/5.0 (Android 15) \u{1F600}",
@@ -297,7 +297,7 @@ struct StoreTests {
                 try await store.insertSession(
                     SessionRecord(
                         tokenHash: hash, userId: "u1", createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(expiry),
-                        idleExpiresAt: Self.t0.addingTimeInterval(expiry), authenticatedAt: Self.t0, passwordAuthenticatedAt: nil,
+                        idleExpiresAt: Self.t0.addingTimeInterval(expiry), authenticatedAt: Self.t0, strongAuthenticatedAt: nil,
                         methods: [.biometric]
                     )
                 )
@@ -393,7 +393,7 @@ struct StoreTests {
     static func session(_ token: String, user: String, registration: String? = nil) -> SessionRecord {
         SessionRecord(
             tokenHash: token, userId: user, createdAt: t0, expiresAt: t0.addingTimeInterval(3600),
-            idleExpiresAt: t0.addingTimeInterval(900), authenticatedAt: t0, passwordAuthenticatedAt: nil,
+            idleExpiresAt: t0.addingTimeInterval(900), authenticatedAt: t0, strongAuthenticatedAt: nil,
             methods: registration == nil ? [.passkey] : [.biometric], registrationId: registration
         )
     }
@@ -548,7 +548,7 @@ struct StoreTests {
                 )
             }
             var session = Self.session("t1", user: "u1", registration: "a")
-            session.passwordAuthenticatedAt = Self.t0
+            session.strongAuthenticatedAt = Self.t0
             #expect(try await store.completeSignIn(challenge: Self.answered("c"), session: session, events: [event("e1", "biometric_login")], at: later) == Self.user("u1"))
             #expect(try await store.session(tokenHash: "t1") == session)
             let registration = try #require(try await store.registration(id: "a"))

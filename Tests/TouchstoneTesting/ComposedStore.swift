@@ -99,11 +99,11 @@ public struct ComposedStore: TouchstoneStore {
         tokenHash: String,
         at: Date,
         methods: [AuthenticationMethod],
-        passwordAuthenticatedAt: Date?,
+        strongAuthenticatedAt: Date?,
         acr: String?
     ) async throws -> Bool {
         try await self.sessions.reauthenticateSession(
-            tokenHash: tokenHash, at: at, methods: methods, passwordAuthenticatedAt: passwordAuthenticatedAt, acr: acr)
+            tokenHash: tokenHash, at: at, methods: methods, strongAuthenticatedAt: strongAuthenticatedAt, acr: acr)
     }
     public func revokeSession(tokenHash: String, at: Date) async throws -> Bool {
         try await self.sessions.revokeSession(tokenHash: tokenHash, at: at)

@@ -138,11 +138,11 @@ struct AccountController {
 
     struct PasswordChanged: Encodable { var revokedSessions: Int }
 
-    /// `PUT /v1/session/password` `{"newPassword"}`: needs a password sign-in within the reauthentication window (a
-    /// biometric, PIN or passkey session never qualifies). Every other session of the user is signed out.
+    /// `PUT /v1/session/password` `{"newPassword"}`: needs fresh strong authentication (a PIN or code session never
+    /// qualifies). Every other session of the user is signed out.
     @Sendable func changePassword(request: Request, context: Context) async throws -> JSONResponse<PasswordChanged> {
         let identity = try context.requireIdentity()
-        try self.sessions.requireRecentPassword(identity, within: self.reauthenticationWindow)
+        try self.sessions.requireFreshStrongAuthentication(identity, within: self.reauthenticationWindow)
         let input = try await request.decodeJSON(as: ChangePasswordInput.self, context: context)
         let passwordHash = try await self.hasher.hash(input.newPassword)
         let userId = identity.user.id, keeping = identity.session.tokenHash, now = self.now()

@@ -20,10 +20,10 @@ struct OwnAccountController {
         me.get("export", use: self.export)
     }
 
-    /// The export, as a download: a password or passkey proven within the re-authentication window.
+    /// The export, as a download: fresh strong authentication.
     @Sendable func export(request: Request, context: Context) async throws -> JSONResponse<AccountExport> {
         let identity = try context.requireIdentity()
-        try self.sessions.requireRecentPasswordOrPasskey(identity, within: self.reauthenticationWindow)
+        try self.sessions.requireFreshStrongAuthentication(identity, within: self.reauthenticationWindow)
         let document = try await AccountExport.make(for: identity, store: self.store, secrets: self.secrets, now: self.now())
         return JSONResponse(.ok, document, headers: [
             .contentDisposition: #"attachment; filename="touchstone-export.json""#,
@@ -42,12 +42,12 @@ struct OwnAccountController {
         }
     }
 
-    /// Deletes the caller's account: a password or passkey proven within the re-authentication window, and the
+    /// Deletes the caller's account: fresh strong authentication, and the
     /// address typed again. Everything of the account goes in one transaction with its `user.deleted` event (webhook)
     /// and the goodbye mail; its sessions end first, so OpenID clients get back-channel logout tokens.
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
-        try self.sessions.requireRecentPasswordOrPasskey(identity, within: self.reauthenticationWindow)
+        try self.sessions.requireFreshStrongAuthentication(identity, within: self.reauthenticationWindow)
         let input = try await request.decodeJSON(as: DeleteInput.self, context: context)
         // Both sides are normalised (NFC, lower case) as sign-up stores addresses.
         guard input.confirmEmail == identity.user.email else { throw APIError.emailMismatch }

@@ -11,7 +11,8 @@ struct PasswordSignIn: Sendable {
 
     /// Checks `password` for `email`, then runs `signedIn` with the user and a unit of work (it opens or updates the
     /// session there, and says whether it opened one); the sign-in's event (and its `session.created` webhook when a
-    /// session was opened) commits in the same unit. Failures of either are recorded as failed password sign-ins.
+    /// session was opened), or `event` when given (a re-authentication's), commits in the same unit. Failures of
+    /// either are recorded as failed password sign-ins.
     ///
     /// - Throws: 401 `invalid_credentials` for an unknown address or a wrong password (the same answer, the same
     ///   work), and the limiter's 429s.
@@ -19,6 +20,7 @@ struct PasswordSignIn: Sendable {
         email: String,
         password: InputRules.Password,
         client: ClientInfo,
+        event success: AuditEventRecord? = nil,
         signedIn: @escaping @Sendable (UserRecord, any TouchstoneStore) async throws -> (T, sessionCreated: Bool)
     ) async throws -> T {
         // Limits and throttling are keyed by the (normalised) email whether or not such an account exists, so that
@@ -50,7 +52,7 @@ struct PasswordSignIn: Sendable {
             let updated = { var event = opened; event.webhooks = []; return event }()
             let (result, event) = try await self.store.unitOfWork { tx in
                 let (result, sessionCreated) = try await signedIn(user, tx)
-                let event = sessionCreated ? opened : updated
+                let event = success ?? (sessionCreated ? opened : updated)
                 try await tx.insertAuditEvent(event)
                 return (result, event)
             }

@@ -64,7 +64,7 @@ struct SessionManager: Sendable {
             expiresAt: expiresAt,
             idleExpiresAt: min(now.addingTimeInterval(policy.sessionIdleTimeout), expiresAt),
             authenticatedAt: now,
-            passwordAuthenticatedAt: method == .password ? now : nil,
+            strongAuthenticatedAt: self.strongAuthenticationTime(for: method, at: now),
             methods: [method],
             registrationId: registrationId,
             // Where the request that opens it comes from (the user's list of sessions shows it).
@@ -102,24 +102,40 @@ struct SessionManager: Sendable {
         return AuthenticatedSession(token: token, session: session, user: user)
     }
 
-    /// Privileged operations (adding a device or a passkey) need the password proven within `window` in this
-    /// session; a biometric or passkey session never qualifies.
+    /// The proofs that are strong (issue #42): a password, a passkey with user verification, a device key (a biometric
+    /// sign-in, or a sign-in approved on the phone with one). A PIN, a mailed code or a recovery code never is.
+    static let strongMethods: Set<AuthenticationMethod> = [.password, .passkey, .biometric, .phoneApproval]
+
+    /// How long a session opened by a mailed code or a recovery code may enrol its one device key or passkey.
+    static let codeEnrolmentWindow: TimeInterval = 600
+
+    /// The strong-proof time a new session starts with: now for a strong method; for a passkey, only when the
+    /// authenticator verified the user (the passkey path passes `userVerified`).
+    func strongAuthenticationTime(for method: AuthenticationMethod, at now: Date, userVerified: Bool = true) -> Date? {
+        Self.strongMethods.contains(method) && (method != .passkey || userVerified) ? now : nil
+    }
+
+    /// Privileged operations (docs/security.md, "Fresh strong authentication"): a strong proof made within `window`
+    /// in this session, at sign-in or through `POST /v1/session/reauthenticate`.
     ///
     /// - Throws: 403 `reauthentication_required`.
-    func requireRecentPassword(_ caller: AuthenticatedSession, within window: TimeInterval) throws {
-        guard let passwordAt = caller.session.passwordAuthenticatedAt, self.now().timeIntervalSince(passwordAt) <= window else {
+    func requireFreshStrongAuthentication(_ caller: AuthenticatedSession, within window: TimeInterval) throws {
+        guard let provenAt = caller.session.strongAuthenticatedAt, self.now().timeIntervalSince(provenAt) <= window else {
             throw APIError.reauthenticationRequired
         }
     }
 
-    /// Enrolling a device or a passkey: a password proven within `window` in this session, or a session opened with a
-    /// recovery code within `window` that has not enrolled anything yet (one new device or passkey after a lost phone).
+    /// Enrolling a device key or a passkey: fresh strong authentication, or a session opened with a mailed code or a
+    /// recovery code within ``codeEnrolmentWindow`` that has not enrolled anything yet (one new device or passkey after
+    /// a lost phone).
     ///
     /// - Throws: 403 `reauthentication_required`.
     func requireEnrolmentAllowed(_ caller: AuthenticatedSession, within window: TimeInterval) async throws {
-        if (try? self.requireRecentPassword(caller, within: window)) != nil { return }
+        if (try? self.requireFreshStrongAuthentication(caller, within: window)) != nil { return }
         let session = caller.session
-        guard session.methods == [.recoveryCode], self.now().timeIntervalSince(session.authenticatedAt) <= window else {
+        guard session.methods == [.recoveryCode] || session.methods == [.emailCode],
+            self.now().timeIntervalSince(session.authenticatedAt) <= Self.codeEnrolmentWindow
+        else {
             throw APIError.reauthenticationRequired
         }
         let since = session.authenticatedAt
@@ -130,14 +146,14 @@ struct SessionManager: Sendable {
         }
     }
 
-    /// Privileged account settings (recovery codes): a password or a passkey proven within `window` in this session.
+    /// Removing a credential (a device key, a passkey): any session but one opened by a mailed code or a recovery
+    /// code, which proves the mailbox or a paper code, not the account's credentials.
     ///
     /// - Throws: 403 `reauthentication_required`.
-    func requireRecentPasswordOrPasskey(_ caller: AuthenticatedSession, within window: TimeInterval) throws {
-        if (try? self.requireRecentPassword(caller, within: window)) != nil { return }
-        guard caller.session.methods.contains(.passkey), self.now().timeIntervalSince(caller.session.authenticatedAt) <= window else {
-            throw APIError.reauthenticationWithPasswordOrPasskeyRequired
-        }
+    func requireNotCodeSession(_ caller: AuthenticatedSession, within window: TimeInterval) throws {
+        let methods = caller.session.methods
+        guard methods.contains(.recoveryCode) || methods.contains(.emailCode) else { return }
+        try self.requireFreshStrongAuthentication(caller, within: window)
     }
 
     /// Enrolling a device or a passkey, with `TOUCHSTONE_REQUIRE_VERIFIED_EMAIL=on`, needs a verified address.

@@ -77,7 +77,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var sessionLifetime: Duration = .seconds(30 * 24 * 3600)
     /// A session unused for this long ends.
     public var sessionIdleTimeout: Duration = .seconds(15 * 60)
-    /// Privileged operations (adding a device) need a password authentication this recent.
+    /// Privileged operations need a strong proof (password, passkey with user verification, device key) this recent
+    /// (`TOUCHSTONE_REAUTH_SECONDS`).
     public var reauthenticationWindow: Duration = .seconds(10 * 60)
     /// bcrypt cost factor for password hashes (4...31).
     public var bcryptCost: UInt8 = 12
@@ -133,6 +134,7 @@ public struct TouchstoneConfiguration: Sendable {
 
     /// Reads `TOUCHSTONE_HOST`, `TOUCHSTONE_PORT`, `TOUCHSTONE_DATABASE_URL`, `TOUCHSTONE_BIOMETRICS_ENABLED`,
     /// `TOUCHSTONE_DEVICE_POLICY`, `TOUCHSTONE_ALGORITHMS` (comma-separated), `TOUCHSTONE_CHALLENGE_TTL_SECONDS`,
+    /// `TOUCHSTONE_REAUTH_SECONDS`,
     /// `TOUCHSTONE_SESSION_LIFETIME_MINUTES`, `TOUCHSTONE_SESSION_IDLE_MINUTES`, `TOUCHSTONE_BCRYPT_COST`,
     /// `TOUCHSTONE_LOG_LEVEL`, `TOUCHSTONE_SQLITE_COMMIT_BATCH` and `TOUCHSTONE_KEY_CACHE_SIZE` over the defaults.
     ///
@@ -166,6 +168,11 @@ public struct TouchstoneConfiguration: Sendable {
         if let ttl = environment["TOUCHSTONE_CHALLENGE_TTL_SECONDS"] {
             guard let value = Int(ttl), value > 0 else { throw ConfigurationError("TOUCHSTONE_CHALLENGE_TTL_SECONDS", ttl) }
             self.challengeTTL = .seconds(value)
+        }
+        if let seconds = environment["TOUCHSTONE_REAUTH_SECONDS"] {
+            // At least a minute (a user must have time to act after proving who they are), at most a day.
+            guard let value = Int(seconds), (60...86_400).contains(value) else { throw ConfigurationError("TOUCHSTONE_REAUTH_SECONDS", seconds) }
+            self.reauthenticationWindow = .seconds(value)
         }
         if let minutes = environment["TOUCHSTONE_SESSION_LIFETIME_MINUTES"] {
             guard let value = Int(minutes), value > 0 else {

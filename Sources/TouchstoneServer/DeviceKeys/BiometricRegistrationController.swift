@@ -143,7 +143,7 @@ struct BiometricRegistrationController {
         return JSONResponse(.ok, RegistrationList(registrations: registrations.map(RegistrationResource.init)))
     }
 
-    /// `POST /v1/biometrics/registrations/{id}/unlock` (password within the reauthentication window).
+    /// `POST /v1/biometrics/registrations/{id}/unlock` (fresh strong authentication).
     @Sendable func unlock(request: Request, context: Context) async throws -> JSONResponse<RegistrationBody> {
         let caller = try context.requireIdentity()
         let id = try context.parameters.require("id")
@@ -169,7 +169,7 @@ struct BiometricRegistrationController {
         }
     }
 
-    /// `PUT /v1/biometrics/registrations/{id}/pin` `{"pin"}` (password within the reauthentication window).
+    /// `PUT /v1/biometrics/registrations/{id}/pin` `{"pin"}` (fresh strong authentication).
     @Sendable func setPin(request: Request, context: Context) async throws -> JSONResponse<RegistrationBody> {
         let caller = try context.requireIdentity()
         let id = try context.parameters.require("id")

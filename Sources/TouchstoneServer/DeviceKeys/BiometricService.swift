@@ -155,8 +155,9 @@ struct BiometricService: Sendable {
         return (active, deviceCredential)
     }
 
-    /// Revokes one of the caller's registrations.
+    /// Revokes one of the caller's registrations (not from a session opened by a mailed or recovery code).
     func deleteRegistration(caller: AuthenticatedSession, registrationId: String) async throws {
+        try self.sessions.requireNotCodeSession(caller, within: self.configuration.reauthenticationWindow.timeInterval)
         guard let registration = try await self.store.registration(id: registrationId),
             registration.userId == caller.user.id, registration.status != .pending
         else {
@@ -168,9 +169,9 @@ struct BiometricService: Sendable {
         }
     }
 
-    /// Unlocks one of the caller's locked registrations; needs a recent password sign-in.
+    /// Unlocks one of the caller's locked registrations; needs fresh strong authentication.
     func unlockRegistration(caller: AuthenticatedSession, registrationId: String) async throws -> RegistrationRecord {
-        try self.sessions.requireRecentPassword(caller, within: self.configuration.reauthenticationWindow.timeInterval)
+        try self.sessions.requireFreshStrongAuthentication(caller, within: self.configuration.reauthenticationWindow.timeInterval)
         guard let registration = try await self.store.registration(id: registrationId), registration.userId == caller.user.id,
             registration.status != .pending
         else {
@@ -418,7 +419,7 @@ struct BiometricService: Sendable {
         return nil
     }
 
-    private func verify(_ signature: [UInt8], over challenge: String, by registration: RegistrationRecord) throws -> Bool {
+    func verify(_ signature: [UInt8], over challenge: String, by registration: RegistrationRecord) throws -> Bool {
         guard let algorithm = SignatureAlgorithm(rawValue: registration.algorithm),
             let key = try? self.keys.key(bytes: registration.publicKey, algorithm: algorithm)
         else {

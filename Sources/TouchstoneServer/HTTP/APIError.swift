@@ -82,17 +82,12 @@ extension APIError {
     static let reauthenticationRequired = APIError(
         .forbidden,
         code: "reauthentication_required",
-        message: "this operation needs a password sign-in within the last few minutes"
-    )
-    static let reauthenticationWithPasswordOrPasskeyRequired = APIError(
-        .forbidden,
-        code: "reauthentication_required",
-        message: "this operation needs a password or passkey sign-in within the last few minutes"
+        message: "this operation needs a password, passkey or device-key sign-in within the last few minutes (POST /v1/session/reauthenticate)"
     )
     static let recoveryEnrolmentUsed = APIError(
         .forbidden,
         code: "reauthentication_required",
-        message: "a recovery code enrols one device or passkey; sign in with your password to enrol more"
+        message: "a mailed code or a recovery code enrols one device or passkey; re-authenticate to enrol more"
     )
     static let biometricsDisabled = APIError(.forbidden, code: "biometrics_disabled", message: "biometric login is disabled on this server")
     static func invalidPublicKey(_ message: String) -> APIError { .init(.badRequest, code: "invalid_public_key", message: message) }

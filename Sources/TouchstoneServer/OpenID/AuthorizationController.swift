@@ -256,7 +256,7 @@ struct AuthorizationController {
                     if let current, current.user.id == user.id {
                         // The same account again (prompt=login, max_age): the session keeps its sid, with a new auth_time.
                         _ = try await tx.reauthenticateSession(
-                            tokenHash: current.session.tokenHash, at: now, methods: [.password], passwordAuthenticatedAt: now, acr: nil)
+                            tokenHash: current.session.tokenHash, at: now, methods: [.password], strongAuthenticatedAt: now, acr: nil)
                         return (current.token, sessionCreated: false)
                     }
                     let (token, session) = sessions.make(for: user, method: .password)
@@ -287,7 +287,7 @@ struct AuthorizationController {
                 if let current, current.user.id == user.id {
                     let now = self.provider.now()
                     _ = try await self.provider.store.reauthenticateSession(
-                        tokenHash: current.session.tokenHash, at: now, methods: [.passkey], passwordAuthenticatedAt: nil, acr: record.acr)
+                        tokenHash: current.session.tokenHash, at: now, methods: [.passkey], strongAuthenticatedAt: record.strongAuthenticatedAt, acr: record.acr)
                     // The sign-in's own session is not needed: the browser keeps its session (and sid).
                     _ = try await self.provider.store.revokeSession(tokenHash: record.tokenHash, at: now)
                     try await self.establish(token: current.token, replacing: current, browser: &browser)

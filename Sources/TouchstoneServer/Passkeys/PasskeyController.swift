@@ -142,6 +142,7 @@ struct PasskeyController {
 
     @Sendable func delete(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let caller = try context.requireIdentity()
+        try self.service.sessions.requireNotCodeSession(caller, within: self.service.reauthenticationWindow)
         let id = try context.parameters.require("id")
         let userId = caller.user.id
         guard try await self.audit.commit(self.audit.event(.passkeyRemoved, userId: userId, passkeyId: id), when: { tx in

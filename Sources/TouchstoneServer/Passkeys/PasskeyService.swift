@@ -40,7 +40,7 @@ struct PasskeyService: Sendable {
     /// The WebAuthn user handle of a user: the UTF-8 bytes of the (random) user id, so it carries no personal data.
     static func userHandle(of userId: String) -> [UInt8] { Array(userId.utf8) }
 
-    private var timeoutMilliseconds: Int { Int(self.settings.timeout.components.seconds) * 1000 }
+    var timeoutMilliseconds: Int { Int(self.settings.timeout.components.seconds) * 1000 }
 
     // MARK: Registration
 
@@ -88,9 +88,14 @@ struct PasskeyService: Sendable {
     {
         let now = self.now()
         // An automatic upgrade is made without a gesture: it must follow a password sign-in closely.
-        if mediation == .conditional { try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow) }
-        // A recovery-code session enrols one passkey: checked again here, where options were asked for before.
-        if caller.session.methods == [.recoveryCode] { try await self.sessions.requireEnrolmentAllowed(caller, within: self.reauthenticationWindow) }
+        if mediation == .conditional {
+            guard caller.session.methods.contains(.password) else { throw APIError.reauthenticationRequired }
+            try self.sessions.requireFreshStrongAuthentication(caller, within: self.reauthenticationWindow)
+        }
+        // A code session enrols one passkey: checked again here, where options were asked for before.
+        if caller.session.methods == [.recoveryCode] || caller.session.methods == [.emailCode] {
+            try await self.sessions.requireEnrolmentAllowed(caller, within: self.reauthenticationWindow)
+        }
         try self.sessions.requireVerifiedEmailForEnrolment(caller)
         let (rawId, clientDataJSON, attestationObject) = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
         let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .registration, at: now)
@@ -256,6 +261,8 @@ struct PasskeyService: Sendable {
                 throw APIError.deviceBoundPasskeyRequired
             }
             var (token, session) = self.sessions.make(for: user, method: .passkey)
+            // A passkey is a strong proof only with user verification (a PIN or biometric on the authenticator).
+            session.strongAuthenticatedAt = self.sessions.strongAuthenticationTime(for: .passkey, at: now, userVerified: verified.userVerified)
             // The OpenID EAP class the sign-in met: a device-bound passkey (never backup eligible) is `phrh`.
             session.acr = (passkey.backupEligible || verified.backupEligible) ? ACR.phr.rawValue : ACR.phrh.rawValue
             var events = [self.audit.event(.passkeyLogin, userId: user.id, passkeyId: passkey.id)]
@@ -391,9 +398,9 @@ struct PasskeyService: Sendable {
         }
     }
 
-    /// Unlocks one of the caller's locked passkeys; needs a recent password sign-in.
+    /// Unlocks one of the caller's locked passkeys; needs fresh strong authentication.
     func unlock(caller: AuthenticatedSession, passkeyId: String) async throws -> PasskeyRecord {
-        try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow)
+        try self.sessions.requireFreshStrongAuthentication(caller, within: self.reauthenticationWindow)
         guard let passkey = try await self.store.passkey(id: passkeyId), passkey.userId == caller.user.id else {
             throw APIError.passkeyNotFound
         }

@@ -5,7 +5,7 @@ import TouchstoneStore
 ///
 /// The PIN is stored as a bcrypt hash (``PasswordHasher``). Each attempt is counted before it is checked, so however many requests race,
 /// at most `pinMaxAttempts` wrong PINs are ever tried; then the PIN is disabled until the user signs in with the
-/// password. A PIN session never counts as a recent password authentication.
+/// password. A PIN session never counts as fresh strong authentication.
 struct PinService: Sendable {
     let store: any RegistrationStore & UserStore
     let sessions: SessionManager
@@ -24,9 +24,9 @@ struct PinService: Sendable {
         }
     }
 
-    /// Sets or replaces the PIN of one of the caller's active registrations; needs a recent password sign-in.
+    /// Sets or replaces the PIN of one of the caller's active registrations; needs fresh strong authentication.
     func setPin(caller: AuthenticatedSession, registrationId: String, pin: String) async throws -> RegistrationRecord {
-        try self.sessions.requireRecentPassword(caller, within: self.reauthenticationWindow)
+        try self.sessions.requireFreshStrongAuthentication(caller, within: self.reauthenticationWindow)
         try Self.checkWellFormed(pin)
         guard let registration = try await self.store.registration(id: registrationId), registration.userId == caller.user.id,
             registration.status != .pending

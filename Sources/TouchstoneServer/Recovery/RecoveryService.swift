@@ -208,12 +208,12 @@ struct RecoveryService: Sendable {
     // MARK: Email change
 
     /// `PUT /v1/session/email`: a code and link to the new address (the change waits for them) and a notice to the
-    /// current one; needs a password or passkey proven within the reauthentication window.
+    /// current one; needs fresh strong authentication.
     ///
     /// - Throws: 409 `email_taken` when another account has the address, `email_unchanged` when it is the account's;
     ///   the reauthentication and mail limits.
     func requestEmailChange(_ caller: AuthenticatedSession, to email: String) async throws {
-        try self.core.sessions.requireRecentPasswordOrPasskey(caller, within: self.core.reauthenticationWindow)
+        try self.core.sessions.requireFreshStrongAuthentication(caller, within: self.core.reauthenticationWindow)
         guard email != caller.user.email else { throw APIError.emailUnchanged }
         guard try await self.store.user(email: email) == nil else { throw APIError.emailTaken }
         try await self.core.limiter.checkMail(to: email, limit: self.core.configuration.mail.perAddress)
@@ -267,10 +267,10 @@ struct RecoveryService: Sendable {
 
     // MARK: Recovery codes
 
-    /// `POST /v1/recovery-codes`: ten new codes (shown this once), replacing the previous ones; needs a password or
-    /// passkey proven within the reauthentication window.
+    /// `POST /v1/recovery-codes`: ten new codes (shown this once), replacing the previous ones; needs fresh
+    /// strong authentication.
     func generateRecoveryCodes(_ caller: AuthenticatedSession) async throws -> [String] {
-        try self.core.sessions.requireRecentPasswordOrPasskey(caller, within: self.core.reauthenticationWindow)
+        try self.core.sessions.requireFreshStrongAuthentication(caller, within: self.core.reauthenticationWindow)
         let codes = self.recoveryCodes.generate()
         let hashes = codes.map { self.recoveryCodes.hash(RecoveryCodes.normalize($0)!, userId: caller.user.id) }
         let now = self.core.now()

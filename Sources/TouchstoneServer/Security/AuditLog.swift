@@ -12,6 +12,8 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case passwordLogin = "password_login"
     case sessionRevoked = "session.revoked"
     case sessionsRevokedAll = "session.revoked_all"
+    /// A strong proof made again in a live session (`POST /v1/session/reauthenticate`); the reason names the method.
+    case sessionReauthenticated = "session.reauthenticated"
     case registrationStarted = "registration.started"
     case registrationFinished = "registration.finished"
     case registrationReplaced = "registration.replaced"

@@ -50,8 +50,10 @@ public struct SessionRecord: Sendable, Hashable {
     /// The session ends here unless it is used before; each use moves it forward, never past ``expiresAt``.
     public var idleExpiresAt: Date
     public var authenticatedAt: Date
-    /// When the password was last proven in this session, if ever; privileged operations require it to be recent.
-    public var passwordAuthenticatedAt: Date?
+    /// When a strong proof (a password, a passkey with user verification, a device key) was last made in this session,
+    /// if ever; privileged operations require it to be recent (issue #42). A PIN, a mailed code or a recovery code is
+    /// never one.
+    public var strongAuthenticatedAt: Date?
     public var methods: [AuthenticationMethod]
     /// The biometric registration that created this session, if any.
     public var registrationId: String?
@@ -77,7 +79,7 @@ public struct SessionRecord: Sendable, Hashable {
         expiresAt: Date,
         idleExpiresAt: Date,
         authenticatedAt: Date,
-        passwordAuthenticatedAt: Date?,
+        strongAuthenticatedAt: Date?,
         methods: [AuthenticationMethod],
         registrationId: String? = nil,
         revokedAt: Date? = nil,
@@ -98,7 +100,7 @@ public struct SessionRecord: Sendable, Hashable {
         self.expiresAt = expiresAt
         self.idleExpiresAt = idleExpiresAt
         self.authenticatedAt = authenticatedAt
-        self.passwordAuthenticatedAt = passwordAuthenticatedAt
+        self.strongAuthenticatedAt = strongAuthenticatedAt
         self.methods = methods
         self.registrationId = registrationId
         self.revokedAt = revokedAt

@@ -202,5 +202,14 @@ extension Migrations {
                 "CREATE INDEX oauth_logout_notices_due ON oauth_logout_notices (state, next_at)",
             ]
         ),
+        Migration(
+            version: 21,
+            name: "Fresh strong authentication: when a password, a passkey with user verification or a device key was last proven",
+            statements: [
+                // The password's time was the only strong proof before; it stays one (SQLite 3.25+ and PostgreSQL
+                // rename in place, keeping the values).
+                "ALTER TABLE sessions RENAME COLUMN password_authenticated_at TO strong_authenticated_at",
+            ]
+        ),
     ]
 }

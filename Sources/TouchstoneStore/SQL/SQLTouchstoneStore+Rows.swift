@@ -53,14 +53,14 @@ extension UserRecord {
 extension SessionRecord {
     /// The columns an insert names, in the order of ``insertValues`` (also every column ``init(row:)`` reads).
     static let insertColumns = """
-        token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at, password_authenticated_at, \
+        token_hash, user_id, created_at, expires_at, idle_expires_at, authenticated_at, strong_authenticated_at, \
         methods, registration_id, revoked_at, id, acr, client_address, user_agent, last_seen_at
         """
 
     var insertValues: [any Encodable & Sendable] {
         [
             self.tokenHash, self.userId, self.createdAt.millis, self.expiresAt.millis, self.idleExpiresAt.millis,
-            self.authenticatedAt.millis, self.passwordAuthenticatedAt?.millis, self.methods.map(\.rawValue).joined(separator: ","),
+            self.authenticatedAt.millis, self.strongAuthenticatedAt?.millis, self.methods.map(\.rawValue).joined(separator: ","),
             self.registrationId, self.revokedAt?.millis, self.id, self.acr, self.clientAddress, self.userAgent,
             self.lastSeenAt?.millis,
         ]
@@ -76,7 +76,7 @@ extension SessionRecord {
             expiresAt: try row.date("expires_at"),
             idleExpiresAt: try row.date("idle_expires_at"),
             authenticatedAt: try row.date("authenticated_at"),
-            passwordAuthenticatedAt: try row.optionalDate("password_authenticated_at"),
+            strongAuthenticatedAt: try row.optionalDate("strong_authenticated_at"),
             methods: methods,
             registrationId: try row.decode(column: "registration_id", as: String?.self),
             revokedAt: try row.optionalDate("revoked_at"),

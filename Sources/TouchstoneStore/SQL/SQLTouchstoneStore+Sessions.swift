@@ -82,14 +82,14 @@ extension SQLTouchstoneStore {
         tokenHash: String,
         at: Date,
         methods: [AuthenticationMethod],
-        passwordAuthenticatedAt: Date?,
+        strongAuthenticatedAt: Date?,
         acr: String?
     ) async throws -> Bool {
         try await self.executor.withDatabase { db in
             try await db.raw(
                 """
                 UPDATE sessions SET authenticated_at = \(bind: at.millis), methods = \(bind: methods.map(\.rawValue).joined(separator: ",")),
-                    password_authenticated_at = COALESCE(\(bind: passwordAuthenticatedAt?.millis), password_authenticated_at),
+                    strong_authenticated_at = COALESCE(\(bind: strongAuthenticatedAt?.millis), strong_authenticated_at),
                     acr = \(bind: acr)
                 WHERE token_hash = \(bind: tokenHash) AND revoked_at IS NULL RETURNING token_hash
                 """

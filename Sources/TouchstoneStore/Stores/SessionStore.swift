@@ -15,13 +15,13 @@ public protocol SessionStore: Sendable {
     @discardableResult
     func revokeSession(tokenHash: String, at: Date) async throws -> Bool
 
-    /// Records a new sign-in in a live session (it keeps its id): the time, the methods, the password time when the
-    /// password was proven, and the ACR; returns whether a live session was updated.
+    /// Records a new sign-in in a live session (it keeps its id): the time, the methods, the time of a strong proof when
+    /// the sign-in was one (kept as it was otherwise), and the ACR; returns whether a live session was updated.
     func reauthenticateSession(
         tokenHash: String,
         at: Date,
         methods: [AuthenticationMethod],
-        passwordAuthenticatedAt: Date?,
+        strongAuthenticatedAt: Date?,
         acr: String?
     ) async throws -> Bool
 
