@@ -11,7 +11,7 @@ struct Base64Tests {
         #expect(Base64.decode(text) == Self.bytes)
     }
 
-    @Test(arguments: ["-_+/AQ", "abc!", "A", "AQ=A", "a b", "é"])
+    @Test(arguments: ["-_+/AQ", "abc!", "A", "AQ=A", "a b", "é", "AQ=", "AQ===", "AAAA=", "AAAA==", "AAA==", "="])
     func rejectsInvalidText(text: String) {
         #expect(Base64.decode(text) == nil)
     }

@@ -203,6 +203,30 @@ struct SystemTests {
         }
     }
 
+    /// The OpenAPI document's base64 pattern accepts exactly what the server's decoder does: one alphabet per text,
+    /// and a last character whose unused low bits are zero (a CI fuzzing run found `AB`, allowed by a looser pattern
+    /// and refused by the decoder).
+    @Test func base64PatternMatchesTheDecoder() async throws {
+        try await TestServer.run { client in
+            let response = try await client.request(.get, "/openapi.json")
+            let text = try #require(String(data: response.body, encoding: .utf8))
+            let marker = "AEIMQUYcgkosw048"
+            let line = try #require(text.split(separator: "\n").first { $0.contains(marker) && $0.contains("\"pattern\"") })
+            let json = String(line.drop(while: { $0 != ":" }).dropFirst().trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ",")))
+            let pattern = try #require(try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed) as? String)
+            let regex = try NSRegularExpression(pattern: pattern)
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_")
+            var samples: [String] = []
+            for a in alphabet { for b in alphabet { samples += ["AAA\(a)\(b)", "AA\(a)\(b)", "AA\(a)\(b)==", "A\(a)\(b)=", "\(a)\(b)AA"] } }
+            for sample in samples {
+                let whole = NSRange(sample.startIndex..., in: sample)
+                let matches = regex.firstMatch(in: sample, range: whole)?.range == whole
+                let decodes = Base64.decode(sample) != nil
+                #expect(matches == decodes, "\(sample): pattern \(matches), decoder \(decodes)")
+            }
+        }
+    }
+
     @Test func configurationReadsEnvironment() throws {
         let configuration = try TouchstoneConfiguration(environment: [
             "TOUCHSTONE_PORT": "9000", "TOUCHSTONE_DATABASE_URL": "sqlite::memory:", "TOUCHSTONE_DEVICE_POLICY": "singleDevice",

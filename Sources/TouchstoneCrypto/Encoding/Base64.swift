@@ -5,7 +5,8 @@ public import Foundation
 /// Responses carry base64url without padding (RFC 4648 §5). Requests may carry base64url or standard base64, padded or
 /// not, because CryptoKit code, react-native-biometrics and Android all differ.
 public enum Base64 {
-    /// Decodes base64url or standard base64, with or without padding.
+    /// Decodes base64url or standard base64, with or without padding (when there is padding, exactly what RFC 4648
+    /// puts: `==` after two characters of a last group, `=` after three; never more).
     ///
     /// - Parameters:
     ///   - string: The encoded text. Surrounding white space is ignored; white space inside is not accepted.
@@ -20,7 +21,12 @@ public enum Base64 {
             while start < end, Self.isWhiteSpace(utf8[start]) { start += 1 }
             while end > start, Self.isWhiteSpace(utf8[end - 1]) { end -= 1 }
             guard (end - start) / 4 * 3 <= maxDecodedLength + 3 else { return nil }
-            while end > start, utf8[end - 1] == UInt8(ascii: "=") { end -= 1 }
+            var padding = 0
+            while end > start, utf8[end - 1] == UInt8(ascii: "=") {
+                end -= 1
+                padding += 1
+            }
+            guard padding == 0 || (end - start) % 4 + padding == 4 else { return nil }
             guard let bytes = Self.decodeUnpadded(UnsafeBufferPointer(rebasing: utf8[start..<end]), allowStandard: true) else {
                 return nil
             }

@@ -227,8 +227,12 @@ func decodeSignature(_ text: String) throws -> [UInt8] {
 }
 
 /// Decodes a non-empty request field sent as base64url or standard base64, or answers 400 `invalid_request` naming it.
+///
+/// `maxLength` bytes are what the OpenAPI document's `maxLength` in characters (4 per 3 bytes, rounded up) is written
+/// for; a text of that many characters without padding holds up to the next multiple of 3 bytes, and is accepted, so
+/// that every schema-valid value is (a too-long signature then simply fails to verify).
 func decodeBase64Field(_ text: String, field: String, maxLength: Int) throws -> [UInt8] {
-    guard let bytes = Base64.decode(text, maxDecodedLength: maxLength), !bytes.isEmpty else {
+    guard let bytes = Base64.decode(text, maxDecodedLength: (maxLength + 2) / 3 * 3), !bytes.isEmpty else {
         throw APIError.invalidRequest("field '\(field)' is not base64 or base64url")
     }
     return bytes
