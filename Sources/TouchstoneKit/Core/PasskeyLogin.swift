@@ -20,7 +20,7 @@ public actor PasskeyLogin {
         self.authorizer = authorizer
     }
 
-    /// Adds a passkey to the account (the session needs a password sign-in within 10 minutes).
+    /// Adds a passkey to the account (the session needs fresh strong authentication: ``reauthenticate(session:)``).
     ///
     /// - Throws: ``PasskeyError``: the sheet's outcomes (`.cancelled`, `.failed`, ...), `.server` (for example
     ///   `reauthentication_required`, `passkey_already_registered`, `invalid_passkey_registration`), `.transport`.
@@ -54,6 +54,21 @@ public actor PasskeyLogin {
         let result = try await self.authorizer.assert(request, mode: mode)
         let body = try JSONSerialization.data(withJSONObject: result.responseJSON)
         return try await self.server { try await self.client.verifyPasskeyAuthentication(responseJSON: body) }
+    }
+
+    /// Proves one of the account's passkeys again in `session` (the OS sheet, user verification required), so
+    /// privileged acts are allowed for the server's window; returns the session as it now is (the same token).
+    ///
+    /// - Throws: ``PasskeyError``: the sheet's outcomes, `.server` (`no_passkeys`, `invalid_passkey_assertion`,
+    ///   `challenge_not_found`...), `.transport`.
+    public func reauthenticate(session: TouchstoneSession) async throws -> TouchstoneSession {
+        let token = session.session.token
+        let optionsJSON = try await self.server { try await self.client.reauthenticationPasskeyOptions(token: token) }
+        let request = try PasskeyAssertionRequest(optionsJSON: optionsJSON)
+        let result = try await self.authorizer.assert(request, mode: .modal)
+        let body = try JSONSerialization.data(withJSONObject: result.responseJSON)
+        let info = try await self.server { try await self.client.reauthenticate(passkeyAssertionJSON: body, token: token) }
+        return TouchstoneSession(user: session.user, session: info)
     }
 
     /// Runs a server call, reporting its failures as ``PasskeyError``s.

@@ -14,7 +14,7 @@ import org.json.JSONObject
  */
 class PasskeyLogin(val client: TouchstoneClient, private val authorizer: PasskeyAuthorizer) {
     /**
-     * Adds a passkey to the account (the session needs a password sign-in within 10 minutes).
+     * Adds a passkey to the account (the session needs fresh strong authentication: [reauthenticate]).
      *
      * @throws TouchstoneException.Passkey the sheet's outcomes (`CANCELLED`, `FAILED`, ...), `SERVER` (for example
      * `reauthentication_required`, `passkey_already_registered`), `TRANSPORT`.
@@ -37,6 +37,20 @@ class PasskeyLogin(val client: TouchstoneClient, private val authorizer: Passkey
         checkOptions(options, "challenge")
         val response = authorizer.authenticate(options)
         return server { client.verifyPasskeyAuthentication(response) }
+    }
+
+    /**
+     * Proves one of the account's passkeys again in [session] (the sheet, user verification required), so privileged
+     * acts are allowed for the server's window; returns the session as it now is (the same token).
+     *
+     * @throws TouchstoneException.Passkey the sheet's outcomes, `SERVER` (`no_passkeys`, `invalid_passkey_assertion`...).
+     */
+    suspend fun reauthenticate(session: TouchstoneSession): TouchstoneSession {
+        val token = session.session.token
+        val options = server { client.reauthenticationPasskeyOptions(token) }
+        checkOptions(options, "challenge")
+        val response = authorizer.authenticate(options)
+        return TouchstoneSession(session.user, server { client.reauthenticate(response, token) })
     }
 
     private fun checkOptions(options: JSONObject, vararg fields: String) {

@@ -102,14 +102,25 @@ class EnableAndSignInTests {
         assertEquals("active", statuses[second.id])
     }
 
-    @Test fun `a biometric session cannot enrol another device`() {
+    @Test fun `a PIN session enrols no device until the device key proves it again`() {
         val phone = server.phone()
-        blocking { phone.biometrics.enable(server.newAccount()) }
-        val biometric = blocking { phone.biometrics.signIn("Sign in") }
+        val account = server.newAccount()
+        blocking { phone.biometrics.enable(account) }
+        blocking { phone.biometrics.setPin("4821", account) }
+        val pinSession = blocking { phone.biometrics.signInWithPin("4821") }
         val other = server.phone()
-        val error = expectFailure<TouchstoneException.Server> { other.biometrics.enable(biometric) }
+        val error = expectFailure<TouchstoneException.Server> { other.biometrics.enable(pinSession) }
         assertEquals("reauthentication_required", error.serverCode)
         assertTrue(other.keyStore.tags.isEmpty())
+        // A device key is a strong proof: after the prompt the same session enrols the second phone.
+        val fresh = blocking { phone.biometrics.reauthenticate(pinSession, "Confirm it's you") }
+        assertEquals(pinSession.session.token, fresh.session.token)
+        assertEquals(listOf("biometric"), fresh.session.methods)
+        blocking { other.biometrics.enable(fresh) }
+        assertEquals(1, other.keyStore.tags.size)
+        val wrong = expectFailure<TouchstoneException.Server> { phone.client.reauthenticate("not the password", pinSession.session.token) }
+        assertEquals("invalid_credentials", wrong.serverCode)
+        assertEquals(listOf("password"), blocking { phone.client.reauthenticate(TestServer.PASSWORD, pinSession.session.token) }.methods)
     }
 
     @Test fun `access tokens are cached until near expiry and end with the session`() {

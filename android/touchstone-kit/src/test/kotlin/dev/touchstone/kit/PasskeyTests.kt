@@ -54,15 +54,21 @@ class PasskeyTests {
         assertEquals("passkey_not_found", error.serverCode)
     }
 
-    @Test fun `without a passkey on the device sign-in is NO_CREDENTIALS and registration needs a fresh password`() {
+    @Test fun `without a passkey on the device sign-in is NO_CREDENTIALS and registration needs a strong proof`() {
         val passkeys = PasskeyLogin(server.client(), SoftwareAuthenticator())
         assertEquals(PasskeyErrorCode.NO_CREDENTIALS, expectFailure<TouchstoneException.Passkey> { passkeys.signIn() }.passkeyCode)
         val phone = server.phone()
         val account = server.newAccount()
         blocking { phone.biometrics.enable(account) }
-        val biometric = blocking { phone.biometrics.signIn("Sign in") }
-        val error = expectFailure<TouchstoneException.Passkey> { passkeys.register(biometric) }
+        blocking { phone.biometrics.setPin("4821", account) }
+        val pinSession = blocking { phone.biometrics.signInWithPin("4821") }
+        val error = expectFailure<TouchstoneException.Passkey> { passkeys.register(pinSession) }
         assertEquals("reauthentication_required", error.serverCode)
+        // A device key is a strong proof; after it the passkey is added, and it proves the session again in turn.
+        val fresh = blocking { phone.biometrics.reauthenticate(pinSession, "Confirm it's you") }
+        blocking { passkeys.register(fresh) }
+        val again = blocking { passkeys.reauthenticate(pinSession) }
+        assertEquals(listOf("passkey"), again.session.methods)
     }
 
     @Test fun `options without a challenge never reach the provider`() {
