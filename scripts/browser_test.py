@@ -327,6 +327,8 @@ def admin_console(browser, origin, admin_key, email, screenshot_path):
     wait_for("the user in the results", lambda: browser.script("return document.querySelectorAll('.open-user').length") == 1)
     browser.click(".open-user")
     wait_for("the user's device", lambda: browser.text("user-email") == email and "Test phone" in browser.text("user-devices"))
+    if "has a password" not in browser.text("user-meta"):
+        fail(f"the console does not say the account has a password: {browser.text('user-meta')!r}")
     browser.click(".revoke-device")
     browser.accept_alert()
     wait_for("the revocation", lambda: browser.text("status") == "Device revoked." and "revoked" in browser.text("user-devices"))

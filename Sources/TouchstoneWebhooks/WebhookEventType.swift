@@ -39,6 +39,7 @@ public struct WebhookEventType: Sendable, Hashable {
             ]
         ),
         WebhookEventType(name: "password.changed", summary: "A user changed their password.", data: [Self.userId]),
+        WebhookEventType(name: "password.removed", summary: "A user removed their password (the account keeps a passkey or a device key).", data: [Self.userId]),
         WebhookEventType(
             name: "user.email_verified",
             summary: "A user proved the account's address is theirs (a mailed code or link).",

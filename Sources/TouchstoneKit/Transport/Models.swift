@@ -9,6 +9,8 @@ public struct TouchstoneUser: Sendable, Hashable, Codable {
     public var createdAt: String
     /// Whether a mailed code or link proved the address (absent from older servers).
     public var emailVerified: Bool?
+    /// Whether the account has a password; it may have only passkeys and device keys (absent from older servers).
+    public var hasPassword: Bool?
 }
 
 /// `session` as the server returns it.

@@ -29,6 +29,7 @@ struct AccountController {
         session.delete(use: self.signOut)
         session.get("/events", use: self.events)
         session.put("/password", use: self.changePassword)
+        session.delete("/password", use: self.removePassword)
     }
 
     struct CreateUserInput: Decodable {
@@ -155,6 +156,28 @@ struct AccountController {
             return revoked
         }
         guard let revoked else { throw APIError.unauthenticated("the account no longer exists") }
+        self.audit.committed([event])
+        return JSONResponse(.ok, PasswordChanged(revokedSessions: revoked))
+    }
+
+    /// `DELETE /v1/session/password`: removes the password of an account that keeps a usable passkey or an active
+    /// device key (fresh strong authentication); every other session is signed out and the address is told. The row
+    /// lock serialises it with the removal of passkeys and device keys, so the account never loses its last way in.
+    @Sendable func removePassword(request: Request, context: Context) async throws -> JSONResponse<PasswordChanged> {
+        let identity = try context.requireIdentity()
+        try self.sessions.requireFreshStrongAuthentication(identity, within: self.reauthenticationWindow)
+        let userId = identity.user.id, keeping = identity.session.tokenHash, now = self.now()
+        let event = self.audit.event(.passwordRemoved, userId: userId, notify: identity.user.email)
+        let revoked = try await self.store.unitOfWork { tx -> Int in
+            guard try await tx.lockUser(id: userId) else { throw APIError.unauthenticated("the account no longer exists") }
+            let credentials = try await tx.credentials(userId: userId)
+            guard credentials.hasPassword else { throw APIError.passwordNotSet }
+            guard !credentials.usablePasskeyIds.isEmpty || !credentials.activeRegistrationIds.isEmpty else { throw APIError.lastCredential }
+            _ = try await tx.updatePassword(userId: userId, passwordHash: nil)
+            let revoked = try await tx.revokeSessions(userId: userId, keeping: keeping, at: now)
+            try await tx.insertAuditEvent(event)
+            return revoked
+        }
         self.audit.committed([event])
         return JSONResponse(.ok, PasswordChanged(revokedSessions: revoked))
     }

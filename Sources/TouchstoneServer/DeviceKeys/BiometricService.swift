@@ -164,8 +164,14 @@ struct BiometricService: Sendable {
             throw APIError.registrationNotFound
         }
         let now = self.now()
-        try await self.audit.commit(self.audit.event(.registrationRevoked, userId: caller.user.id, registrationId: registrationId)) { tx in
-            try await tx.updateRegistrationStatus(id: registrationId, from: [.active, .locked], to: .revoked, at: now)
+        let userId = caller.user.id
+        try await self.audit.commit(self.audit.event(.registrationRevoked, userId: userId, registrationId: registrationId)) { tx in
+            // Not the account's last way in (the row lock serialises this with the other removals).
+            guard try await tx.lockUser(id: userId) else { return false }
+            guard try await tx.credentials(userId: userId).keepsACredential(withoutRegistration: registrationId) else {
+                throw APIError.lastCredential
+            }
+            return try await tx.updateRegistrationStatus(id: registrationId, from: [.active, .locked], to: .revoked, at: now)
         }
     }
 

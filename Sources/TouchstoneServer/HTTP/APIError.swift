@@ -84,6 +84,12 @@ extension APIError {
         code: "reauthentication_required",
         message: "this operation needs a password, passkey or device-key sign-in within the last few minutes (POST /v1/session/reauthenticate)"
     )
+    static let lastCredential = APIError(
+        .conflict,
+        code: "last_credential",
+        message: "this is the account's last way to sign in (no password, no other passkey or device key); add another first"
+    )
+    static let passwordNotSet = APIError(.conflict, code: "password_not_set", message: "this account has no password")
     static let recoveryEnrolmentUsed = APIError(
         .forbidden,
         code: "reauthentication_required",

@@ -103,6 +103,7 @@ extension UserResource: JSONWritable {
             object.member("displayName", self.displayName)
             object.member("createdAt", self.createdAt)
             object.member("emailVerified", self.emailVerified)
+            object.member("hasPassword", self.hasPassword)
         }
     }
 }

@@ -10,6 +10,8 @@ struct UserResource: Encodable {
     var createdAt: String
     /// Whether the user proved the address is theirs (a mailed code or link, issue #33).
     var emailVerified: Bool
+    /// Whether the account has a password (issue #42: it may have only passkeys and device keys).
+    var hasPassword: Bool
 
     init(_ user: UserRecord) {
         self.id = user.id
@@ -17,9 +19,10 @@ struct UserResource: Encodable {
         self.displayName = user.displayName
         self.createdAt = user.createdAt.rfc3339
         self.emailVerified = user.emailVerifiedAt != nil
+        self.hasPassword = user.passwordHash != nil
     }
 
-    enum CodingKeys: CodingKey { case id, email, displayName, createdAt, emailVerified }
+    enum CodingKeys: CodingKey { case id, email, displayName, createdAt, emailVerified, hasPassword }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -28,6 +31,7 @@ struct UserResource: Encodable {
         try container.encode(self.displayName, forKey: .displayName)
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.emailVerified, forKey: .emailVerified)
+        try container.encode(self.hasPassword, forKey: .hasPassword)
     }
 }
 

@@ -146,7 +146,10 @@ struct PasskeyController {
         let id = try context.parameters.require("id")
         let userId = caller.user.id
         guard try await self.audit.commit(self.audit.event(.passkeyRemoved, userId: userId, passkeyId: id), when: { tx in
-            try await tx.deletePasskey(id: id, userId: userId)
+            // Not the account's last way in (the row lock serialises this with the other removals).
+            guard try await tx.lockUser(id: userId) else { return false }
+            guard try await tx.credentials(userId: userId).keepsACredential(withoutPasskey: id) else { throw APIError.lastCredential }
+            return try await tx.deletePasskey(id: id, userId: userId)
         }) else {
             throw APIError.passkeyNotFound
         }

@@ -39,6 +39,8 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case addressUnblocked = "address.unblocked"
     case policyChanged = "policy.changed"
     case passwordChanged = "password.changed"
+    /// The owner removed the account's password (it keeps a passkey or a device key).
+    case passwordRemoved = "password.removed"
     case signingKeyCreated = "signing_key.created"
     case signingKeyRotated = "signing_key.rotated"
     case confirmationApproved = "confirmation.approved"
@@ -188,6 +190,7 @@ struct AuditLog: Sendable {
     /// The notices events send to the account's address (docs/recovery.md, "Notices"): the mail and its values.
     static let notices: [AuditEventType: (MailKind, [String: String])] = [
         .passwordChanged: (.passwordChanged, ["how": "changed"]),
+        .passwordRemoved: (.passwordChanged, ["how": "removed"]),
         .userDeleted: (.accountDeleted, [:]),
         .registrationFinished: (.deviceEnrolled, [:]),
         .passkeyAdded: (.passkeyAdded, [:]),

@@ -51,6 +51,7 @@ enum WebhookEvents {
         case .passwordResetRequested: events.append(("password.reset_requested", user))
         case .passwordReset: events.append(("password.reset", user))
         case .passwordChanged: events.append(("password.changed", user))
+        case .passwordRemoved: events.append(("password.removed", user))
         case .registrationFinished: events.append(("device.enrolled", user.merging(registration) { a, _ in a }))
         case .registrationRevoked, .registrationReplaced: events.append(("device.revoked", user.merging(registration) { a, _ in a }))
         case .registrationLocked:
@@ -83,7 +84,7 @@ enum WebhookEvents {
         .signInRequestApproved: ["sign_in_request.approved"], .signInRequestDeclined: ["sign_in_request.declined"],
         .signInRequestWrongNumber: ["sign_in_request.declined"], .signInRequestNotMe: ["sign_in_request.not_me"],
         .recoveryCodesGenerated: ["recovery_codes.generated"], .emailChanged: ["user.email_changed"], .emailVerified: ["user.email_verified"],
-        .passwordResetRequested: ["password.reset_requested"], .passwordReset: ["password.reset"], .passwordChanged: ["password.changed"], .registrationFinished: ["device.enrolled"],
+        .passwordResetRequested: ["password.reset_requested"], .passwordReset: ["password.reset"], .passwordChanged: ["password.changed"], .passwordRemoved: ["password.removed"], .registrationFinished: ["device.enrolled"],
         .registrationRevoked: ["device.revoked"], .registrationReplaced: ["device.revoked"],
         .registrationLocked: ["device.locked", "lockout.started"], .registrationInvalidated: ["device.invalidated"],
         .passkeyAdded: ["passkey.registered"], .passkeyRemoved: ["passkey.deleted"], .passkeyLocked: ["lockout.started"],

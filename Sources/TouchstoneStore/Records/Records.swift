@@ -6,8 +6,9 @@ public struct UserRecord: Sendable, Hashable {
     /// The normalised (lowercased, trimmed) email address; unique.
     public var email: String
     public var displayName: String?
-    /// A bcrypt hash; never the password.
-    public var passwordHash: String
+    /// A bcrypt hash; never the password. `nil`: the account has no password (issue #42; stored as the empty string,
+    /// which no hash is, as the column is older than optional passwords).
+    public var passwordHash: String?
     public var createdAt: Date
     /// Passkeys of this account must be device-bound (not backup eligible): synced ones are refused at registration
     /// and at sign-in.
@@ -15,12 +16,32 @@ public struct UserRecord: Sendable, Hashable {
     /// When the user proved the address is theirs (a mailed code or link), if ever; a new address starts unverified.
     public var emailVerifiedAt: Date?
 
-    public init(id: String, email: String, displayName: String?, passwordHash: String, createdAt: Date) {
+    public init(id: String, email: String, displayName: String?, passwordHash: String?, createdAt: Date) {
         self.id = id
         self.email = email
         self.displayName = displayName
         self.passwordHash = passwordHash
         self.createdAt = createdAt
+    }
+}
+
+/// What an account can sign in with, read in the unit of work that changes it (``UserStore/credentials(userId:)``).
+public struct CredentialSummary: Sendable, Hashable {
+    public var hasPassword: Bool
+    /// Passkeys that are not locked.
+    public var usablePasskeyIds: [String]
+    /// Device keys whose registration is active.
+    public var activeRegistrationIds: [String]
+
+    public init(hasPassword: Bool, usablePasskeyIds: [String], activeRegistrationIds: [String]) {
+        self.hasPassword = hasPassword
+        self.usablePasskeyIds = usablePasskeyIds
+        self.activeRegistrationIds = activeRegistrationIds
+    }
+
+    /// Whether the account would keep a way to sign in other than by mail without `passkeyId` and `registrationId`.
+    public func keepsACredential(withoutPasskey passkeyId: String? = nil, withoutRegistration registrationId: String? = nil) -> Bool {
+        self.hasPassword || self.usablePasskeyIds.contains { $0 != passkeyId } || self.activeRegistrationIds.contains { $0 != registrationId }
     }
 }
 

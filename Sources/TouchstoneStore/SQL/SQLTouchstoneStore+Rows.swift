@@ -42,7 +42,7 @@ extension UserRecord {
             id: try row.decode(column: "id", as: String.self),
             email: try row.decode(column: "email", as: String.self),
             displayName: try row.decode(column: "display_name", as: String?.self),
-            passwordHash: try row.decode(column: "password_hash", as: String.self),
+            passwordHash: try row.decode(column: "password_hash", as: String.self).nilIfEmpty,
             createdAt: try row.date("created_at")
         )
         self.requireDeviceBoundPasskeys = try row.decode(column: "require_device_bound_passkeys", as: Int64.self) != 0
@@ -193,4 +193,9 @@ extension ChallengeRecord {
             expiresAt: try row.date("expires_at")
         )
     }
+}
+
+extension String {
+    /// `nil` for the empty string (a user without a password: ``UserRecord/passwordHash``).
+    var nilIfEmpty: String? { self.isEmpty ? nil : self }
 }

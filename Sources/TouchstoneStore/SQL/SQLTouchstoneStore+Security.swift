@@ -295,10 +295,10 @@ extension SQLTouchstoneStore {
         }
     }
 
-    public func updatePassword(userId: String, passwordHash: String) async throws -> Bool {
+    public func updatePassword(userId: String, passwordHash: String?) async throws -> Bool {
         try await self.executor.withDatabase { db in
             try await db.raw(
-                "UPDATE users SET password_hash = \(bind: passwordHash) WHERE id = \(bind: userId) RETURNING id"
+                "UPDATE users SET password_hash = \(bind: passwordHash ?? "") WHERE id = \(bind: userId) RETURNING id"
             ).first() != nil
         }
     }

@@ -10,12 +10,32 @@ extension SQLTouchstoneStore {
                 try await db.raw(
                     """
                     INSERT INTO users (id, email, display_name, password_hash, created_at)
-                    VALUES (\(bind: user.id), \(bind: user.email), \(bind: user.displayName), \(bind: user.passwordHash), \(bind: user.createdAt.millis))
+                    VALUES (\(bind: user.id), \(bind: user.email), \(bind: user.displayName), \(bind: user.passwordHash ?? ""), \(bind: user.createdAt.millis))
                     """
                 ).run()
             }
         } catch where self.executor.isUniqueViolation(error) {
             throw StoreError.conflict("email already registered")
+        }
+    }
+
+    public func lockUser(id: String) async throws -> Bool {
+        try await self.executor.withDatabase { db in
+            // An update that changes nothing still takes the row's lock until the transaction ends (PostgreSQL); on
+            // SQLite the transaction holds the writer's lock already.
+            try await db.raw("UPDATE users SET password_hash = password_hash WHERE id = \(bind: id) RETURNING id").first() != nil
+        }
+    }
+
+    public func credentials(userId: String) async throws -> CredentialSummary {
+        try await self.executor.withDatabase { db in
+            let password = try await db.raw("SELECT password_hash FROM users WHERE id = \(bind: userId)").first()
+                .map { try $0.decode(column: "password_hash", as: String.self) } ?? ""
+            let passkeys = try await db.raw("SELECT id FROM passkeys WHERE user_id = \(bind: userId) AND locked_at IS NULL").all()
+                .map { try $0.decode(column: "id", as: String.self) }
+            let registrations = try await db.raw("SELECT id FROM registrations WHERE user_id = \(bind: userId) AND status = 'active'").all()
+                .map { try $0.decode(column: "id", as: String.self) }
+            return CredentialSummary(hasPassword: !password.isEmpty, usablePasskeyIds: passkeys, activeRegistrationIds: registrations)
         }
     }
 

@@ -17,8 +17,16 @@ public protocol UserStore: Sendable {
     /// Users, newest first, optionally only those whose email contains `emailContaining`, after the user `afterId`.
     func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord]
 
-    /// Replaces a user's password hash; returns whether the user exists.
-    func updatePassword(userId: String, passwordHash: String) async throws -> Bool
+    /// Replaces a user's password hash (`nil` removes the password); returns whether the user exists.
+    func updatePassword(userId: String, passwordHash: String?) async throws -> Bool
+
+    /// Locks the user's row until the unit of work ends, so that changes to the account's credentials are serialised
+    /// (two requests can never both remove "the other" last credential); returns whether the user exists. Call it
+    /// first in a unit of work, then read ``credentials(userId:)``.
+    func lockUser(id: String) async throws -> Bool
+
+    /// What the account can sign in with: a password, passkeys that are not locked, active device keys.
+    func credentials(userId: String) async throws -> CredentialSummary
 
     /// Deletes a user with everything that belongs to it (sessions, registrations, passkeys, confirmations, OpenID
     /// codes, tokens and consents); the audit trail keeps its events. Returns whether the user existed.

@@ -377,7 +377,8 @@
     const events = await api("GET", `/v1/admin/events?userId=${encodeURIComponent(id)}&limit=100`);
     $("user-detail").hidden = false;
     $("user-email").textContent = detail.user.email;
-    $("user-meta").textContent = `${detail.user.displayName || "No name"} · id ${detail.user.id} · since ${when(detail.user.createdAt)}`;
+    const password = detail.user.hasPassword ? "has a password" : "no password (passkeys and device keys only)";
+    $("user-meta").textContent = `${detail.user.displayName || "No name"} · id ${detail.user.id} · since ${when(detail.user.createdAt)} · ${password}`;
     $("user-device-bound").checked = detail.requireDeviceBoundPasskeys;
     const reload = () => showUser(id);
 
