@@ -294,7 +294,11 @@ struct FailingStore: TouchstoneStore {
     func revokeAdminKey(id: String, at: Date) async throws -> Bool { throw self.error }
     func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord] { throw self.error }
     func revokeSessions(userId: String, keeping: String?, at: Date) async throws -> Int { throw self.error }
-    func updatePassword(userId: String, passwordHash: String) async throws -> Bool { throw self.error }
+    func updatePassword(userId: String, passwordHash: String?) async throws -> Bool { throw self.error }
+    func lockUser(id: String) async throws -> Bool { throw self.error }
+    func insertPendingSignUp(_ signUp: PendingSignUpRecord) async throws { throw self.error }
+    func consumePendingSignUp(id: String, kind: PendingSignUpRecord.Kind) async throws -> PendingSignUpRecord? { throw self.error }
+    func credentials(userId: String) async throws -> CredentialSummary { throw self.error }
     func insertSetting(name: String, value: String, at: Date) async throws -> Bool { throw self.error }
     func setting(name: String) async throws -> String? { throw self.error }
     func saveSetting(name: String, value: String, at: Date) async throws { throw self.error }

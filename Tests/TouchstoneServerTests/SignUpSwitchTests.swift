@@ -14,6 +14,11 @@ struct SignUpSwitchTests {
                 #expect(refused.status == .forbidden)
                 #expect(refused.errorCode == "sign_up_disabled")
             }
+            // Every sign-up route: with a passkey too.
+            for path in ["/v1/passkeys/sign-ups/options", "/v1/passkeys/sign-ups/verify"] {
+                let refused = try await client.request(.post, path, json: ["email": "new@example.com"])
+                #expect(refused.status == .forbidden && refused.errorCode == "sign_up_disabled", "\(path)")
+            }
             let config = try await client.request(.get, "/v1/config")
             #expect((config.json["signUp"] as? [String: Any])?["enabled"] as? Bool == false)
             let page = String(decoding: try await client.request(.get, "/").body, as: UTF8.self)

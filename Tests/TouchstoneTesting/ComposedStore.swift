@@ -29,6 +29,7 @@ public struct ComposedStore: TouchstoneStore {
     public var mailQueue: any MailQueueStore
     public var recovery: any RecoveryStore
     public var phoneApproval: any PhoneApprovalStore
+    public var signUps: any SignUpStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -52,6 +53,7 @@ public struct ComposedStore: TouchstoneStore {
         self.mailQueue = base
         self.recovery = base
         self.phoneApproval = base
+        self.signUps = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }
@@ -79,9 +81,11 @@ public struct ComposedStore: TouchstoneStore {
     public func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord] {
         try await self.users.users(emailContaining: emailContaining, afterId: afterId, limit: limit)
     }
-    public func updatePassword(userId: String, passwordHash: String) async throws -> Bool {
+    public func updatePassword(userId: String, passwordHash: String?) async throws -> Bool {
         try await self.users.updatePassword(userId: userId, passwordHash: passwordHash)
     }
+    public func lockUser(id: String) async throws -> Bool { try await self.users.lockUser(id: id) }
+    public func credentials(userId: String) async throws -> CredentialSummary { try await self.users.credentials(userId: userId) }
 
     // MARK: SessionStore
 

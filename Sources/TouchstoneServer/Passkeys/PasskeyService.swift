@@ -100,46 +100,10 @@ struct PasskeyService: Sendable {
         let (rawId, clientDataJSON, attestationObject) = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
         let challenge = try await self.consumeChallenge(in: clientDataJSON, purpose: .registration, at: now)
         guard challenge.userId == caller.user.id else { throw APIError.challengeNotFound }
-        // The metadata BLOB in use now (never waited for: a refresh runs in the background).
-        var relyingParty = self.relyingParty
-        relyingParty.metadata = self.metadata?.current
-        if relyingParty.requireCertifiedAuthenticators && relyingParty.metadata == nil { throw APIError.authenticatorMetadataUnavailable }
-        let verified: VerifiedRegistration
-        do {
-            verified = try await relyingParty.verifyRegistration(
-                clientDataJSON: clientDataJSON,
-                attestationObject: attestationObject,
-                challenge: try Self.decode(challenge.challenge, field: "challenge"),
-                mediation: mediation,
-                at: now
-            )
-        } catch let error as WebAuthnError where error.code == .authenticatorStatusRefused || error.code == .uncertifiedAuthenticator {
-            throw APIError.authenticatorNotAllowed(error)
-        } catch {
-            throw APIError.invalidPasskeyRegistration(error)
-        }
+        let (record, verified) = try await self.verifyNewCredential(
+            rawId: rawId, clientDataJSON: clientDataJSON, attestationObject: attestationObject, challenge: challenge.challenge,
+            userId: caller.user.id, name: name, mediation: mediation, at: now)
         if caller.user.requireDeviceBoundPasskeys && verified.backupEligible { throw APIError.deviceBoundPasskeyRequired }
-        let credentialId = Base64.urlEncode(verified.credentialId)
-        guard rawId == verified.credentialId else {
-            throw APIError.invalidPasskeyRegistration(WebAuthnError(.malformed, "rawId is not the attested credential id"))
-        }
-        var record = PasskeyRecord(
-            id: self.secrets.newIdentifier(),
-            credentialId: credentialId,
-            userId: caller.user.id,
-            name: name,
-            publicKey: verified.publicKey,
-            algorithm: verified.algorithm.rawValue,
-            signCount: Int64(verified.signCount),
-            aaguid: verified.aaguidString,
-            backupEligible: verified.backupEligible,
-            backedUp: verified.backupState,
-            attestationFormat: verified.format,
-            attestationType: verified.attestationType.rawValue,
-            createdAt: now
-        )
-        record.createdVia = mediation.rawValue
-        record.attestationKeyId = verified.attestationKeyIdentifier
         let event = self.audit.event(
             .passkeyAdded, userId: caller.user.id, passkeyId: record.id, reason: mediation == .conditional ? "conditional" : nil,
             notify: caller.user.email)
@@ -153,6 +117,61 @@ struct PasskeyService: Sendable {
             throw APIError.passkeyAlreadyRegistered
         }
         return record
+    }
+
+    /// Every WebAuthn check of a registration (attestation policy, metadata, origins; user verification when
+    /// `requireUserVerification`) against `challenge`, and the passkey record it gives `userId` (not stored).
+    func verifyNewCredential(
+        rawId: [UInt8],
+        clientDataJSON: [UInt8],
+        attestationObject: [UInt8],
+        challenge: String,
+        userId: String,
+        name: String?,
+        mediation: RelyingParty.Mediation,
+        requireUserVerification: Bool = false,
+        at now: Date
+    ) async throws -> (PasskeyRecord, VerifiedRegistration) {
+        // The metadata BLOB in use now (never waited for: a refresh runs in the background).
+        var relyingParty = self.relyingParty
+        relyingParty.metadata = self.metadata?.current
+        if requireUserVerification { relyingParty.userVerification = .required }
+        if relyingParty.requireCertifiedAuthenticators && relyingParty.metadata == nil { throw APIError.authenticatorMetadataUnavailable }
+        let verified: VerifiedRegistration
+        do {
+            verified = try await relyingParty.verifyRegistration(
+                clientDataJSON: clientDataJSON,
+                attestationObject: attestationObject,
+                challenge: try Self.decode(challenge, field: "challenge"),
+                mediation: mediation,
+                at: now
+            )
+        } catch let error as WebAuthnError where error.code == .authenticatorStatusRefused || error.code == .uncertifiedAuthenticator {
+            throw APIError.authenticatorNotAllowed(error)
+        } catch {
+            throw APIError.invalidPasskeyRegistration(error)
+        }
+        guard rawId == verified.credentialId else {
+            throw APIError.invalidPasskeyRegistration(WebAuthnError(.malformed, "rawId is not the attested credential id"))
+        }
+        var record = PasskeyRecord(
+            id: self.secrets.newIdentifier(),
+            credentialId: Base64.urlEncode(verified.credentialId),
+            userId: userId,
+            name: name,
+            publicKey: verified.publicKey,
+            algorithm: verified.algorithm.rawValue,
+            signCount: Int64(verified.signCount),
+            aaguid: verified.aaguidString,
+            backupEligible: verified.backupEligible,
+            backedUp: verified.backupState,
+            attestationFormat: verified.format,
+            attestationType: verified.attestationType.rawValue,
+            createdAt: now
+        )
+        record.createdVia = mediation.rawValue
+        record.attestationKeyId = verified.attestationKeyIdentifier
+        return (record, verified)
     }
 
     // MARK: Authentication

@@ -211,5 +211,24 @@ extension Migrations {
                 "ALTER TABLE sessions RENAME COLUMN password_authenticated_at TO strong_authenticated_at",
             ]
         ),
+        Migration(
+            version: 22,
+            name: "Sign-ups without a password, between their start and their finish",
+            statements: [
+                """
+                CREATE TABLE pending_sign_ups (
+                    id TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    email TEXT NOT NULL,
+                    display_name TEXT,
+                    details TEXT,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX pending_sign_ups_expires_at ON pending_sign_ups (expires_at)",
+            ]
+        ),
     ]
 }

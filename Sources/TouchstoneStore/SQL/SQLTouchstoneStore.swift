@@ -108,6 +108,8 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 RETURNING id
                 """
             ).all().count
+            // Sign-ups without a password that were never finished.
+            try await db.raw("DELETE FROM pending_sign_ups WHERE expires_at < \(bind: cutoff.millis)").run()
             // Mailed codes and links that can no longer be used.
             try await db.raw("DELETE FROM email_challenges WHERE expires_at < \(bind: cutoff.millis)").run()
             // Sign-in requests a day after they ended (decided or not), and pauses that are over.

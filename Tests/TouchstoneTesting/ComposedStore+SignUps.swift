@@ -1,0 +1,12 @@
+import Foundation
+public import TouchstoneStore
+
+// MARK: SignUpStore
+extension ComposedStore {
+    public func insertPendingSignUp(_ signUp: PendingSignUpRecord) async throws {
+        try await self.signUps.insertPendingSignUp(signUp)
+    }
+    public func consumePendingSignUp(id: String, kind: PendingSignUpRecord.Kind) async throws -> PendingSignUpRecord? {
+        try await self.signUps.consumePendingSignUp(id: id, kind: kind)
+    }
+}
