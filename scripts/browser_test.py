@@ -567,69 +567,6 @@ def email_flows(browser, origin, work, authenticator):
     print("browser test: a reset link opened the page, and only the button set the password")
 
 
-def sessions_flow(browser, origin, email):
-    """Your sessions (issue #42): the list shows this browser and the account's other live sessions; one is signed out
-    by its button (found by its accessible name), then all others at once."""
-    other = http("POST", f"{origin}/v1/sessions", {"email": email, "password": "correct horse battery"})["session"]["token"]
-    browser.click("#revoke-others")  # refreshes the list too
-    wait_for("all other sessions signed out", lambda: browser.text("status").startswith("Signed out ") and "other session" in browser.text("status"))
-    try:
-        http("GET", f"{origin}/v1/session", token=other)
-        fail("a session signed out from the list still works")
-    except RuntimeError as error:
-        if "-> 401" not in str(error):
-            raise
-    items = lambda: browser.script("return [...document.querySelectorAll('#sessions li')].map((li) => li.textContent)")
-    wait_for("the list to hold this browser only", lambda: len(items()) == 1 and items()[0].startswith("This browser"))
-    # One more session, listed after a refresh (adding a passkey refreshes the lists), signed out by its own button.
-    third = http("POST", f"{origin}/v1/sessions", {"email": email, "password": "correct horse battery"})["session"]["token"]
-    browser.script("return refreshLists()")
-    wait_for("the new session in the list", lambda: len(browser.script("return [...document.querySelectorAll('#sessions li')]")) == 2)
-    labels = browser.script("return [...document.querySelectorAll('#sessions li button')].map((b) => b.getAttribute('aria-label'))")
-    if len(labels) != 1 or not labels[0].startswith("Sign out ") or "password" not in labels[0]:
-        fail(f"the other session's button needs an accessible name that says which session: {labels}")
-    browser.click("#sessions li button")
-    wait_for("the session signed out by its button", lambda: browser.text("status") == "That session is signed out.")
-    try:
-        http("GET", f"{origin}/v1/session", token=third)
-        fail("the session signed out by its button still works")
-    except RuntimeError as error:
-        if "-> 401" not in str(error):
-            raise
-    print("browser test: your sessions: all others signed out, then one by its button")
-
-
-def data_and_deletion(browser, origin, email):
-    """Download your data, then delete the account (issue #42), after a fresh password sign-in on the page;
-    afterwards nothing of the account signs in. Runs last: the account is gone after it."""
-    browser.call("POST", "/url", {"url": origin + "/"})
-    wait_for("the page", lambda: browser.visible("signed-out") or browser.visible("signed-in"))
-    if browser.visible("signed-in"):  # autofill may have signed in with a passkey on load
-        browser.click("#sign-out")
-        wait_for("the signed-out view", lambda: browser.visible("signed-out"))
-    browser.type("#sign-in-email", email)
-    browser.type("#sign-in-password", "correct horse battery")
-    browser.click("#sign-in-form button")
-    wait_for("a fresh password sign-in", lambda: browser.text("who") == email and browser.text("methods") == "password")
-    browser.click("#download-data")
-    wait_for("the data export", lambda: browser.text("status").startswith("Your data was downloaded: "))
-    browser.type("#delete-account-email", "someone-else@example.com")
-    browser.click("#delete-account-form button")
-    wait_for("the refusal of another address",
-             lambda: "email address" in browser.text("status").lower() and browser.visible("signed-in"))
-    browser.clear("#delete-account-email")
-    browser.type("#delete-account-email", email)
-    browser.click("#delete-account-form button")
-    wait_for("the deletion", lambda: browser.text("status") == "Your account was deleted." and browser.visible("signed-out"))
-    browser.clear("#sign-in-email")
-    browser.clear("#sign-in-password")
-    browser.type("#sign-in-email", email)
-    browser.type("#sign-in-password", "correct horse battery")
-    browser.click("#sign-in-form button")
-    wait_for("the password refused", lambda: "incorrect" in browser.text("status") and browser.visible("signed-out"))
-    print("browser test: data downloaded, account deleted, and its password refused afterwards")
-
-
 def phone_flow(browser, origin):
     """"Sign in with your phone" on the web page, by its labels: the number shown large and a QR code that a real decoder
     (zxing-cpp) reads as the request's sign-in code; a phone written in Python (scripts/phone.py) picks the number and
@@ -793,13 +730,15 @@ def main():
         with open(screenshot_path, "wb") as file:
             file.write(base64.b64decode(browser.call("GET", "/screenshot")))
         print(f"browser test: screenshot of the signed-in page: {screenshot_path}")
+        from browser_accounts import data_and_deletion, passkey_only_account, sessions_flow
         sessions_flow(browser, origin, email)
         signals(browser, origin, admin_key, email, authenticator)
         email_flows(browser, origin, work, authenticator)
         phone_flow(browser, origin)
         admin_console(browser, origin, admin_key, email, os.path.join(os.path.dirname(screenshot_path), "admin-dashboard.png"))
+        passkey_only_account(browser, origin)
         data_and_deletion(browser, origin, email)
-        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, your sessions, the email screens, the phone sign-in, the admin console, the data export and the deletion: ok")
+        print("browser test: sign-up, passkey registration, sign-out, passkey sign-in, a passkey approval, your sessions, the email screens, the phone sign-in, the admin console, an account with a passkey only, the data export and the deletion: ok")
     except RuntimeError as error:
         status = browser.text("status") if session_id else ""
         fail(f"{error} (page status: {status!r})")

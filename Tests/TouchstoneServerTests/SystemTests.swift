@@ -28,8 +28,13 @@ struct SystemTests {
             let script = try await client.request(.get, "/app.js")
             #expect(script.headers[.contentType] == "text/javascript; charset=utf-8")
             #expect(String(decoding: script.body, as: UTF8.self).contains("navigator.credentials.create"))
-            // The token is never written to storage by the page.
-            #expect(!String(decoding: script.body, as: UTF8.self).contains("localStorage.setItem"))
+            // Every script the page loads is served, and none writes the token to storage.
+            for name in ["app.js", "recovery.js", "approvals.js", "account.js"] {
+                #expect(String(decoding: page.body, as: UTF8.self).contains("<script src=\"/\(name)\" defer></script>"), "\(name)")
+                let part = try await client.request(.get, "/\(name)")
+                #expect(part.status == .ok && part.headers[.contentType] == "text/javascript; charset=utf-8", "\(name)")
+                #expect(!String(decoding: part.body, as: UTF8.self).contains("localStorage.setItem"), "\(name)")
+            }
             #expect(try await client.request(.get, "/style.css").status == .ok)
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 
-/// The demo page (`GET /`, `/app.js`, `/style.css`) and the admin console (`GET /admin/`, `/admin/admin.js`,
+/// The demo page (`GET /`, `/app.js` with `/recovery.js`, `/approvals.js` and `/account.js`, `/style.css`) and the admin console (`GET /admin/`, `/admin/admin.js`,
 /// `/admin/admin.css`), shipped as package resources (no build step, no CDN).
 struct WebController {
     typealias Context = TouchstoneRequestContext
@@ -18,7 +18,8 @@ struct WebController {
         var files: [String: (String, ByteBuffer)] = [:]
         let html = "text/html; charset=utf-8", script = "text/javascript; charset=utf-8", css = "text/css; charset=utf-8"
         let list = [
-            ("index.html", "web", html), ("app.js", "web", script), ("webauthn-json.js", "web", script), ("style.css", "web", css),
+            ("index.html", "web", html), ("app.js", "web", script), ("recovery.js", "web", script), ("approvals.js", "web", script),
+            ("account.js", "web", script), ("webauthn-json.js", "web", script), ("style.css", "web", css),
             ("admin/index.html", "web/admin", html), ("admin/admin.js", "web/admin", script), ("admin/admin.css", "web/admin", css),
         ]
         for (name, directory, type) in list {
@@ -45,6 +46,9 @@ struct WebController {
             return try self.serve("index.html")
         }
         router.get("/app.js") { _, _ in try self.serve("app.js") }
+        router.get("/recovery.js") { _, _ in try self.serve("recovery.js") }
+        router.get("/approvals.js") { _, _ in try self.serve("approvals.js") }
+        router.get("/account.js") { _, _ in try self.serve("account.js") }
         router.get("/webauthn-json.js") { _, _ in try self.serve("webauthn-json.js") }
         router.get("/style.css") { _, _ in try self.serve("style.css") }
         // "/admin" and "/admin/" are one route (the router ignores a trailing slash).

@@ -40,6 +40,7 @@ function showSignedIn(signedIn) {
   $("methods").textContent = signedIn.session.methods.join(", ");
   $("expires").textContent = new Date(signedIn.session.expiresAt).toLocaleString();
   showVerification(signedIn.user);
+  showPassword(signedIn.user);
   if (conditionalAbort) conditionalAbort.abort();
   refreshLists().catch((error) => setStatus(error.message, true));
 }
@@ -187,6 +188,19 @@ async function signUp(event) {
   setStatus("Account created.");
 }
 
+// An account with a passkey and no password (POST /v1/passkeys/sign-ups/options, then /verify with the new passkey).
+async function passkeySignUp() {
+  const email = $("sign-up-email");
+  if (!email.reportValidity()) return;
+  await abortPendingCeremonies();
+  const body = { email: email.value };
+  if ($("sign-up-name").value) body.displayName = $("sign-up-name").value;
+  const options = await api("POST", "/v1/passkeys/sign-ups/options", body);
+  const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
+  showSignedIn(await api("POST", "/v1/passkeys/sign-ups/verify", { ...credentialJSON(credential), name: "Passkey on this device" }));
+  setStatus("Account created with a passkey: no password needed.");
+}
+
 // A browser runs one WebAuthn request at a time: a pending autofill (conditional get) or automatic upgrade
 // (conditional create) must end before the user's own request, or that one fails with "A request is already pending".
 let upgradeAbort = null;
@@ -275,292 +289,6 @@ async function startConditionalSignIn() {
   }
 }
 
-// MARK: Email: verification, sign-in codes, password reset (docs/recovery.md)
-
-function showVerification(user) {
-  $("verify-card").hidden = user.emailVerified;
-  $("verify-address").textContent = user.email;
-}
-
-async function verifyEmail(event) {
-  event.preventDefault();
-  const { user } = await api("POST", "/v1/email/verification/confirm", { code: $("verify-code").value });
-  session.user = user;
-  showVerification(user);
-  setStatus("Your email address is verified.");
-}
-
-async function resendVerification() {
-  await api("POST", "/v1/email/verification");
-  setStatus("A new code is on its way; the previous one no longer works.");
-}
-
-async function requestEmailCode(event) {
-  event.preventDefault();
-  await api("POST", "/v1/email-codes", { email: $("email-code-email").value });
-  $("reset-form").hidden = true;
-  $("email-code-verify-form").hidden = false;
-  $("email-code").focus();
-  setStatus("If an account uses this address, a sign-in code is on its way.");
-}
-
-async function verifyEmailCode(event) {
-  event.preventDefault();
-  await abortPendingCeremonies();
-  showSignedIn(await api("POST", "/v1/email-codes/verify", { email: $("email-code-email").value, code: $("email-code").value }));
-  $("email-code-verify-form").hidden = true;
-  setStatus("Signed in with a code from your mail.");
-}
-
-async function recoverySignIn(event) {
-  event.preventDefault();
-  const email = $("email-code-email");
-  if (!email.reportValidity()) return;
-  await abortPendingCeremonies();
-  showSignedIn(await api("POST", "/v1/recovery-codes/verify", { email: email.value, code: $("recovery-code").value }));
-  $("recovery-code").value = "";
-  setStatus("Signed in with a recovery code: you may add one new passkey or device now. Make new codes when you can.");
-}
-
-async function requestPasswordReset() {
-  const email = $("email-code-email");
-  if (!email.reportValidity()) return;
-  await api("POST", "/v1/password-resets", { email: email.value });
-  $("email-code-verify-form").hidden = true;
-  $("reset-form").hidden = false;
-  $("reset-code").focus();
-  setStatus("If an account uses this address, a reset code is on its way.");
-}
-
-async function finishReset(answer) {
-  $("reset-form").hidden = true;
-  if (answer.session) {
-    showSignedIn({ user: answer.user, session: answer.session });
-    setStatus("Your password is set. Every other session was signed out.");
-  } else {
-    setStatus("Your password is set and every session was signed out. Sign in again.");
-  }
-}
-
-async function confirmReset(event) {
-  event.preventDefault();
-  await finishReset(await api("POST", "/v1/password-resets/confirm", {
-    email: $("email-code-email").value, code: $("reset-code").value, newPassword: $("reset-password").value,
-  }));
-}
-
-// A link from a mail opens this page with its token after '#': the browser never sends it to the server, and nothing
-// happens until the user presses the button (mail scanners open links too).
-let linkToken = null;
-
-function openLink() {
-  const match = /^#(verify-email|reset-password|change-email)=([A-Za-z0-9_-]{43})$/.exec(window.location.hash);
-  if (!match) return false;
-  linkToken = match[2];
-  history.replaceState(null, "", window.location.pathname);
-  $("link-page").hidden = false;
-  $("signed-out").hidden = true;
-  $("signed-in").hidden = true;
-  const cards = { "verify-email": "verify-link-card", "reset-password": "reset-link-card", "change-email": "change-link-card" };
-  $(cards[match[1]]).hidden = false;
-  setStatus(match[1] === "reset-password" ? "Choose a new password." : "Confirm your email address.");
-  return true;
-}
-
-function closeLink() {
-  linkToken = null;
-  $("link-page").hidden = true;
-  $("verify-link-card").hidden = true;
-  $("reset-link-card").hidden = true;
-  $("change-link-card").hidden = true;
-}
-
-async function confirmChangeLink() {
-  const { user } = await api("POST", "/v1/session/email/confirm", { token: linkToken });
-  closeLink();
-  showSignedOut();
-  setStatus(`The account's address is now ${user.email}. Sign in with it.`);
-}
-
-async function requestEmailChange(event) {
-  event.preventDefault();
-  await api("PUT", "/v1/session/email", { email: $("change-email").value });
-  $("change-email-confirm-form").hidden = false;
-  $("change-email-code").focus();
-  setStatus("A code is on its way to the new address; your current address was told.");
-}
-
-async function confirmEmailChange(event) {
-  event.preventDefault();
-  const { user } = await api("POST", "/v1/session/email/confirm", { code: $("change-email-code").value });
-  session.user = user;
-  $("who").textContent = user.email;
-  $("change-email-confirm-form").hidden = true;
-  setStatus(`The account's address is now ${user.email}.`);
-}
-
-async function makeRecoveryCodes() {
-  const { codes } = await api("POST", "/v1/recovery-codes");
-  const list = $("recovery-codes");
-  list.replaceChildren(...codes.map((code) => {
-    const item = document.createElement("li");
-    item.textContent = code;
-    return item;
-  }));
-  list.hidden = false;
-  setStatus("Ten new recovery codes: write them down now, they are not shown again. The previous ones no longer work.");
-}
-
-// From the OpenID provider's sign-in page ("Forgot password?" opens /#forgot-password): straight to the form.
-function openForgotPassword() {
-  if (window.location.hash !== "#forgot-password" || session) return false;
-  history.replaceState(null, "", window.location.pathname);
-  $("email-code-email").focus();
-  setStatus("Enter your email address, then press \"Forgot password?\".");
-  return true;
-}
-
-async function confirmVerificationLink() {
-  await api("POST", "/v1/email/verification/confirm", { token: linkToken });
-  closeLink();
-  showSignedOut();
-  setStatus("Your email address is verified. You can sign in.");
-}
-
-async function confirmResetLink(event) {
-  event.preventDefault();
-  const answer = await api("POST", "/v1/password-resets/confirm", { token: linkToken, newPassword: $("reset-link-password").value });
-  closeLink();
-  if (!answer.session) showSignedOut();
-  await finishReset(answer);
-}
-
-// MARK: Approving a confirmation
-
-let confirmation = null;  // { id, payload }
-
-// Shows the request from its payload (the text the passkey signs), never from another field. Text goes in with
-// textContent only.
-async function showConfirmation(event) {
-  event.preventDefault();
-  const id = $("confirmation-id").value.trim();
-  const answer = await api("GET", `/v1/confirmations/${encodeURIComponent(id)}`);
-  const payload = JSON.parse(answer.payload);
-  if (payload.confirmationId !== answer.confirmation.id) throw new Error("The request does not match its payload.");
-  confirmation = { id: answer.confirmation.id, payload: answer.payload };
-  $("confirmation-summary").textContent = payload.summary;
-  const list = $("confirmation-details");
-  list.replaceChildren();
-  for (const [key, value] of Object.entries(payload.details)) {
-    const term = document.createElement("dt");
-    term.textContent = key;
-    const description = document.createElement("dd");
-    description.textContent = typeof value === "string" ? value : JSON.stringify(value);
-    list.append(term, description);
-  }
-  $("confirmation-expires").textContent = new Date(payload.expiresAt).toLocaleString();
-  $("confirmation").hidden = false;
-  const pending = answer.confirmation.status === "pending";
-  $("approve-passkey").disabled = !pending;
-  $("decline").disabled = !pending;
-  setStatus(pending ? "Check the request, then approve or decline it." : `This request is ${answer.confirmation.status}.`);
-}
-
-async function approveWithPasskey() {
-  if (!confirmation) return;
-  if (conditionalAbort) conditionalAbort.abort();
-  const options = await api("POST", `/v1/confirmations/${encodeURIComponent(confirmation.id)}/passkey-options`, {});
-  const credential = await navigator.credentials.get({ publicKey: requestOptions(options) });
-  const answer = await api("POST", `/v1/confirmations/${encodeURIComponent(confirmation.id)}/passkey-verify`, credentialJSON(credential));
-  $("approve-passkey").disabled = true;
-  $("decline").disabled = true;
-  setStatus(`Approved: ${answer.confirmation.summary}`);
-}
-
-async function declineConfirmation() {
-  if (!confirmation) return;
-  const answer = await api("POST", `/v1/confirmations/${encodeURIComponent(confirmation.id)}/decline`);
-  $("approve-passkey").disabled = true;
-  $("decline").disabled = true;
-  setStatus(`Declined: ${answer.confirmation.summary}`);
-}
-
-// MARK: Sign in with your phone
-
-// The browser asks; the account's phone shows three numbers and the user picks the one shown here (or scans the
-// code); the page long-polls until the phone decides. The poll token stays in this closure, never in storage.
-let phoneRequest = null;
-
-async function phoneSignIn() {
-  await abortPendingCeremonies();
-  cancelPhoneSignIn();
-  const email = $("sign-in-email").value;
-  const started = await api("POST", "/v1/sign-in-requests", email ? { email } : {});
-  const request = { id: started.requestId, pollToken: started.pollToken, cancelled: false };
-  phoneRequest = request;
-  $("phone-number").textContent = String(started.number);
-  if (started.qrSvg) {
-    const svg = new DOMParser().parseFromString(started.qrSvg, "image/svg+xml").documentElement;
-    $("phone-qr").replaceChildren(document.importNode(svg, true));
-  }
-  $("phone-state").textContent = "Waiting for your phone…";
-  $("phone-sign-in-panel").hidden = false;
-  setStatus(email ? "A sign-in request was sent to your phone." : "Scan the code with your phone's app.");
-  while (!request.cancelled) {
-    const response = await fetch(`/v1/sign-in-requests/${encodeURIComponent(request.id)}?wait=25`, {
-      headers: { Authorization: `Bearer ${request.pollToken}`, Accept: "application/json" },
-    });
-    const answer = await response.json();
-    if (request.cancelled) return;
-    if (!response.ok) throw Object.assign(new Error(answer.error?.message ?? `HTTP ${response.status}`), { code: answer.error?.code });
-    if (answer.status === "pending") continue;
-    $("phone-sign-in-panel").hidden = true;
-    phoneRequest = null;
-    if (answer.status === "approved" && answer.session) {
-      showSignedIn(answer);
-      setStatus("Signed in with your phone.");
-    } else if (answer.status === "declined") {
-      setStatus("The sign-in was declined on your phone.", true);
-    } else if (answer.status === "expired") {
-      setStatus("The sign-in request expired: try again.", true);
-    } else {
-      setStatus("The sign-in was approved in another window.");
-    }
-    return;
-  }
-}
-
-function cancelPhoneSignIn() {
-  if (phoneRequest) phoneRequest.cancelled = true;
-  phoneRequest = null;
-  $("phone-sign-in-panel").hidden = true;
-}
-
-async function revokeOtherSessions() {
-  const { revokedSessions } = await api("POST", "/v1/session/sessions/revoke-others");
-  await refreshLists();
-  setStatus(revokedSessions === 1 ? "Signed out 1 other session." : `Signed out ${revokedSessions} other sessions.`);
-}
-
-// Everything the server holds about the user, saved as a file (GET /v1/users/me/export).
-async function downloadData() {
-  const data = await api("GET", "/v1/users/me/export");
-  const link = document.createElement("a");
-  link.href = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: "application/json" }));
-  link.download = "touchstone-export.json";
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
-  setStatus(`Your data was downloaded: ${data.events.length} events, ${data.sessions.length} sessions, ${data.passkeys.length} passkeys.`);
-}
-
-async function deleteAccount(event) {
-  event.preventDefault();
-  await api("DELETE", "/v1/users/me", { confirmEmail: $("delete-account-email").value });
-  $("delete-account-email").value = "";
-  showSignedOut();
-  setStatus("Your account was deleted.");
-}
-
 async function signOut() {
   await api("DELETE", "/v1/session");
   showSignedOut();
@@ -573,6 +301,9 @@ function guarded(handler) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("sign-up-form").addEventListener("submit", guarded(signUp));
+  $("passkey-sign-up").addEventListener("click", guarded(passkeySignUp));
+  $("set-password-form").addEventListener("submit", guarded(setPassword));
+  $("remove-password").addEventListener("click", guarded(removePassword));
   $("sign-in-form").addEventListener("submit", guarded(signIn));
   $("passkey-sign-in").addEventListener("click", guarded(passkeySignIn));
   $("phone-sign-in").addEventListener("click", guarded(phoneSignIn));
