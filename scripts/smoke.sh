@@ -49,6 +49,10 @@ grep -q '"notEnabled"' "$work/refused.json" || fail "login after disable: $(cat 
 pk() { "$bin" device "$@" --server "http://localhost:$port" --state "$work/device"; }
 expect '"aaguid"' passkey-register -- pk passkey-register --email smoke@example.com
 expect '"passkey"' passkey-login -- pk passkey-login
+# An account from the phone with the device key alone (no password).
+np() { "$bin" device "$@" --server "$server" --state "$work/passwordless"; }
+expect '"status" : "active"' passwordless-sign-up -- np enable --email passwordless@example.com --sign-up --no-password
+expect '"biometric"' passwordless-login -- np login
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$server/v1/sessions" -d '{"email":"smoke@example.com","password":"wrong"}')
 [ "$code" = 401 ] || fail "wrong password gave $code"
 
@@ -124,4 +128,4 @@ grep -q 'debug' "$work/server.log" || fail "the server log has no debug lines"
 # Nor any bound SQL value (the drivers log them below info; the server keeps them out).
 if grep -q 'binds=' "$work/server.log"; then fail "the server log shows SQL bound values"; fi
 
-echo "smoke: serve + device enable/login/status/disable + refused login + passkey register/login + PIN + admin + access token (PyJWT, introspection) + Prometheus scrape + JSON logs + no secrets in trace logs: ok"
+echo "smoke: serve + device enable/login/status/disable + a passwordless sign-up + refused login + passkey register/login + PIN + admin + access token (PyJWT, introspection) + Prometheus scrape + JSON logs + no secrets in trace logs: ok"

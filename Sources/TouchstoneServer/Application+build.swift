@@ -235,7 +235,7 @@ func makeFeatures(
         RecoveryFeature(core: core),
         phoneApproval,
         ReauthenticationFeature(core: core, passkeys: passkeys.service, deviceKeys: deviceKeys.service),
-        SignUpFeature(core: core, passkeys: passkeys.service),
+        SignUpFeature(core: core, passkeys: passkeys.service, deviceKeys: deviceKeys.service, integrity: integrity),
     ]
 }
 

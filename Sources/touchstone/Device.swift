@@ -56,16 +56,36 @@ struct Device: AsyncParsableCommand {
     }
 
     struct Enable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Sign in with a password, then enable biometric login.")
+        static let configuration = CommandConfiguration(
+            abstract: "Sign in with a password, then enable biometric login.",
+            discussion: "With --sign-up --no-password the account is created with the device key alone (no password)."
+        )
         @OptionGroup var options: Options
         @Option(name: .long) var email: String
         @Option(name: .long, help: "The account password (prefer TOUCHSTONE_PASSWORD to keep it out of shell history).")
         var password: String?
         @Option(name: .customLong("device-name")) var deviceName: String = "Simulated device"
         @Flag(name: .long, help: "Create the account first.") var signUp = false
+        @Flag(name: .customLong("no-password"), help: "With --sign-up: create the account with the device key, no password.")
+        var noPassword = false
+
+        func validate() throws {
+            if self.noPassword && !self.signUp { throw ValidationError("--no-password needs --sign-up") }
+            if self.noPassword && self.password != nil { throw ValidationError("--no-password takes no --password") }
+        }
 
         func run() async throws {
             let login = try self.options.makeLogin()
+            if self.noPassword {
+                try await printingErrors {
+                    let session = try await login.signUp(email: self.email, deviceName: self.deviceName)
+                    guard let registration = try await login.client.registrations(token: session.session.token).first else {
+                        throw BiometricLoginError(.internalFailure, "the new account has no registration")
+                    }
+                    try printJSON(["registration": registration])
+                }
+                return
+            }
             let password = try resolvePassword(self.password)
             try await printingErrors {
                 let session =

@@ -15,7 +15,10 @@ struct SignUpSwitchTests {
                 #expect(refused.errorCode == "sign_up_disabled")
             }
             // Every sign-up route: with a passkey too.
-            for path in ["/v1/passkeys/sign-ups/options", "/v1/passkeys/sign-ups/verify"] {
+            for path in [
+                "/v1/passkeys/sign-ups/options", "/v1/passkeys/sign-ups/verify", "/v1/biometrics/sign-ups/start", "/v1/biometrics/sign-ups/finish",
+                "/v1/android-key-attestation/sign-up-challenges",
+            ] {
                 let refused = try await client.request(.post, path, json: ["email": "new@example.com"])
                 #expect(refused.status == .forbidden && refused.errorCode == "sign_up_disabled", "\(path)")
             }

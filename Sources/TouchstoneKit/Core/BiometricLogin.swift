@@ -38,10 +38,10 @@ public actor BiometricLogin {
     let keyStore: any DeviceKeyStore
     let verifier: any UserVerifier
     let stateStore: any LocalStateStore
-    private let algorithm: SignatureAlgorithm
-    private let accessPolicy: KeyAccessPolicy
+    let algorithm: SignatureAlgorithm
+    let accessPolicy: KeyAccessPolicy
     private let appAttest: (any AppAttestProvider)?
-    private let makeKeyTag: @Sendable () -> String
+    let makeKeyTag: @Sendable () -> String
     /// Keeps the device credential that reads sign-in requests without a prompt; nil: sign-in approval is off.
     let credentialStore: (any DeviceCredentialStore)?
 
@@ -104,7 +104,8 @@ public actor BiometricLogin {
     /// deleted. Enabling again for the same user replaces the previous registration of this device.
     ///
     /// - Parameters:
-    ///   - session: A session from a recent password sign-in (the server requires one within the last 10 minutes).
+    ///   - session: A session with fresh strong authentication (a password, passkey or device key within the server's
+    ///     window; ``reauthenticate(session:reason:)`` makes an older one fresh).
     ///   - deviceName: Shown in the user's device list.
     ///   - reason: The text of the biometric prompt.
     /// - Throws: ``BiometricLoginError``: `.enabledForAnotherAccount` if another account is enabled here, the device
@@ -122,16 +123,7 @@ public actor BiometricLogin {
                 "biometric sign-in on this device belongs to \(previous.email ?? "another account"); disable it first"
             )
         }
-        try await self.requireDeviceAvailable()
-        let configuration = try await self.client.configuration()
-        guard configuration.biometrics.enabled else {
-            throw BiometricLoginError(.notAvailable, "the server does not allow biometric sign-in")
-        }
-        guard configuration.biometrics.algorithms.contains(self.algorithm.rawValue),
-            self.keyStore.supportedAlgorithms.contains(self.algorithm)
-        else {
-            throw BiometricLoginError(.notAvailable, "algorithm \(self.algorithm.rawValue) is not supported here")
-        }
+        try await self.requireDeviceAndServerAllowEnrolment()
 
         let deviceId = try await self.stateStore.deviceId()
         let tag = self.makeKeyTag()
@@ -176,6 +168,20 @@ public actor BiometricLogin {
         // The server replaced the previous registration of this device; its key is useless now.
         if let previous, previous.keyTag != tag { try? await self.keyStore.deleteKey(tag: previous.keyTag) }
         return registration
+    }
+
+    /// The device can make and use a key, and the server accepts biometric sign-in with this SDK's algorithm.
+    func requireDeviceAndServerAllowEnrolment() async throws {
+        try await self.requireDeviceAvailable()
+        let configuration = try await self.client.configuration()
+        guard configuration.biometrics.enabled else {
+            throw BiometricLoginError(.notAvailable, "the server does not allow biometric sign-in")
+        }
+        guard configuration.biometrics.algorithms.contains(self.algorithm.rawValue),
+            self.keyStore.supportedAlgorithms.contains(self.algorithm)
+        else {
+            throw BiometricLoginError(.notAvailable, "algorithm \(self.algorithm.rawValue) is not supported here")
+        }
     }
 
     // MARK: Disable
@@ -379,7 +385,7 @@ public actor BiometricLogin {
 
     /// The App Attest proof for enrolling `publicKey`: attests this installation's key first if needed, then asserts
     /// over "<challenge>.<publicKey as sent>". `nil` without a provider or on a device without App Attest.
-    private func appAttestProof(for publicKey: DeviceKeyPublicKey) async throws -> AppAttestProof? {
+    func appAttestProof(for publicKey: DeviceKeyPublicKey) async throws -> AppAttestProof? {
         guard let appAttest = self.appAttest, await appAttest.isSupported else { return nil }
         do {
             let keyId: String
@@ -405,7 +411,7 @@ public actor BiometricLogin {
 
     private static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 
-    private func requireDeviceAvailable() async throws {
+    func requireDeviceAvailable() async throws {
         switch await self.verifier.availability() {
         case .available: return
         case .notAvailable: throw BiometricLoginError(.notAvailable, "this device has no usable biometrics")
@@ -439,7 +445,7 @@ public actor BiometricLogin {
         }
     }
 
-    private static func enableError(_ error: any Error) -> any Error {
+    static func enableError(_ error: any Error) -> any Error {
         if let error = error as? BiometricLoginError, error.serverCode == "device_enrolled_for_another_user" {
             return BiometricLoginError(
                 .enabledForAnotherAccount,

@@ -34,6 +34,21 @@ public actor PasskeyLogin {
         return try await self.server { try await self.client.verifyPasskeyRegistration(token: session.session.token, responseJSON: body) }
     }
 
+    /// Creates an account with a passkey and no password (the OS sheet makes the passkey, user verification
+    /// required); returns the new account's first session.
+    ///
+    /// - Throws: ``PasskeyError``: the sheet's outcomes, `.server` (`email_taken`, `sign_up_disabled`,
+    ///   `invalid_passkey_registration`...), `.transport`.
+    public func signUp(email: String, displayName: String? = nil, name: String? = nil) async throws -> TouchstoneSession {
+        let optionsJSON = try await self.server { try await self.client.passkeySignUpOptions(email: email, displayName: displayName) }
+        let request = try PasskeyRegistrationRequest(optionsJSON: optionsJSON)
+        let result = try await self.authorizer.register(request)
+        var response = result.responseJSON
+        if let name { response["name"] = name }
+        let body = try JSONSerialization.data(withJSONObject: response)
+        return try await self.server { try await self.client.verifyPasskeySignUp(responseJSON: body) }
+    }
+
     /// Signs in with a passkey: any of the user's (`email` nil, username-less) or one of that account's.
     ///
     /// - Throws: ``PasskeyError``: `.cancelled`, `.noCredentials` (none on this device), `.credentialNotFound` (the

@@ -26,14 +26,16 @@ struct AndroidKeyAttestationService: Sendable {
         guard !self.apps.isEmpty else { throw APIError.androidKeyAttestationDisabled }
     }
 
-    func issueChallenge(caller: AuthenticatedSession) async throws -> (challenge: String, expiresAt: Date) {
+    /// A challenge for the user's next enrolment, or (`userId` nil) for a device-key sign-up, which has no user yet.
+    func issueChallenge(userId: String?) async throws -> (challenge: String, expiresAt: Date) {
         try self.requireEnabled()
         return try await self.store.issueOneTimeChallenge(
-            .androidKeyAttestation, userId: caller.user.id, secrets: self.secrets, now: self.now(), lifetime: self.challengeTTL)
+            .androidKeyAttestation, userId: userId, secrets: self.secrets, now: self.now(), lifetime: self.challengeTTL)
     }
 
-    /// Verifies the attestation chain of `key`, consumes its challenge, and returns what to record.
-    func verifyEnrolment(caller: AuthenticatedSession, chain encodedChain: [String], key: DevicePublicKey) async throws
+    /// Verifies the attestation chain of `key`, consumes its challenge (issued to `userId`, or for a sign-up when nil),
+    /// and returns what to record.
+    func verifyEnrolment(userId: String?, chain encodedChain: [String], key: DevicePublicKey) async throws
         -> KeyAttestationRecord
     {
         try self.requireEnabled()
@@ -63,7 +65,7 @@ struct AndroidKeyAttestationService: Sendable {
                 purpose: .androidKeyAttestation,
                 at: now
             ),
-            record.userId == caller.user.id
+            record.userId == userId
         else {
             throw APIError.challengeNotFound
         }

@@ -57,38 +57,22 @@ struct BiometricRegistrationController {
     @Sendable func start(request: Request, context: Context) async throws -> JSONResponse<ChallengeResponse> {
         let caller = try context.requireIdentity()
         let input = try await request.decodeJSON(as: StartInput.self, context: context)
-        var attestedBy: String?
-        var attestKey: (@Sendable (DevicePublicKey) async throws -> KeyAttestationRecord)?
-        switch (input.appAttest, input.keyAttestation) {
-        case (.some, .some):
-            throw APIError.invalidRequest("send 'appAttest' (iOS) or 'keyAttestation' (Android), not both")
-        case (.some(let proof), nil):
-            attestedBy = try await self.appAttest.verifyEnrolment(
-                keyId: proof.keyId,
-                challenge: proof.challenge,
-                assertion: proof.assertion,
-                publicKey: input.publicKey
-            )
-        case (nil, .some(let chain)):
-            let service = self.androidKeyAttestation
-            attestKey = { key in try await service.verifyEnrolment(caller: caller, chain: chain, key: key) }
-        case (nil, nil):
-            // Either required kind of proof will do: an iOS device cannot send the Android one, nor the reverse.
-            switch (self.requireAppAttest, self.requireAndroidKeyAttestation) {
-            case (true, true): throw APIError.deviceAttestationRequired
-            case (true, false): throw APIError.appAttestRequired
-            case (false, true): throw APIError.androidKeyAttestationRequired
-            case (false, false): break
-            }
-        }
+        let integrity = EnrolmentIntegrity(
+            appAttest: self.appAttest,
+            androidKeyAttestation: self.androidKeyAttestation,
+            requireAppAttest: self.requireAppAttest,
+            requireAndroidKeyAttestation: self.requireAndroidKeyAttestation
+        )
+        let checked = try await integrity.check(
+            appAttest: input.appAttest, keyAttestation: input.keyAttestation, publicKey: input.publicKey, userId: caller.user.id)
         let started = try await self.service.startRegistration(
             caller: caller,
             publicKey: input.publicKey,
             algorithm: input.algorithm,
             deviceId: input.deviceId,
             deviceName: input.deviceName,
-            appAttestKeyId: attestedBy,
-            attestKey: attestKey
+            appAttestKeyId: checked.appAttestKeyId,
+            attestKey: checked.attestKey
         )
         return JSONResponse(.ok, ChallengeResponse(started))
     }
@@ -101,7 +85,7 @@ struct BiometricRegistrationController {
     /// `POST /v1/android-key-attestation/challenges`: the attestation challenge for the key the app is about to make.
     @Sendable func androidChallenge(request: Request, context: Context) async throws -> JSONResponse<AndroidChallengeBody> {
         let caller = try context.requireIdentity()
-        let issued = try await self.androidKeyAttestation.issueChallenge(caller: caller)
+        let issued = try await self.androidKeyAttestation.issueChallenge(userId: caller.user.id)
         return JSONResponse(.ok, AndroidChallengeBody(challenge: issued.challenge, expiresAt: issued.expiresAt.rfc3339))
     }
 

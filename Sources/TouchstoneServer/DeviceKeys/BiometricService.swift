@@ -64,20 +64,7 @@ struct BiometricService: Sendable {
         let now = self.now()
         try await self.sessions.requireEnrolmentAllowed(caller, within: self.configuration.reauthenticationWindow.timeInterval)
         try self.sessions.requireVerifiedEmailForEnrolment(caller)
-        let policy = self.policy.current
-        guard let algorithm = SignatureAlgorithm(rawValue: algorithmName) else {
-            let names = policy.algorithms.map(\.rawValue).joined(separator: ", ")
-            throw APIError.unsupportedAlgorithm("algorithm '\(algorithmName)' is not supported; use one of \(names)")
-        }
-        guard policy.algorithms.contains(algorithm) else {
-            throw APIError.unsupportedAlgorithm("algorithm \(algorithm.rawValue) is not allowed on this server")
-        }
-        let key: DevicePublicKey
-        do {
-            key = try DevicePublicKey(encoded: encodedKey, algorithm: algorithm)
-        } catch {
-            throw APIError.invalidPublicKey(error.reason)
-        }
+        let (algorithm, key) = try self.validatedKey(encodedKey, algorithm: algorithmName)
         if let existing = try await self.store.activeRegistration(deviceId: deviceId), existing.userId != caller.user.id {
             throw APIError.deviceEnrolledForAnotherUser
         }
@@ -100,6 +87,25 @@ struct BiometricService: Sendable {
         try await self.audit.record(.registrationStarted, .info, userId: caller.user.id, registrationId: registration.id)
         self.audit.metrics?.started(.biometricEnrolment)
         return started
+    }
+
+    /// A device key as enrolment and device-key sign-up take it: an allowed algorithm, and a valid key of it.
+    ///
+    /// - Throws: 400 `unsupported_algorithm`, `invalid_public_key`.
+    func validatedKey(_ encodedKey: String, algorithm algorithmName: String) throws -> (SignatureAlgorithm, DevicePublicKey) {
+        let policy = self.policy.current
+        guard let algorithm = SignatureAlgorithm(rawValue: algorithmName) else {
+            let names = policy.algorithms.map(\.rawValue).joined(separator: ", ")
+            throw APIError.unsupportedAlgorithm("algorithm '\(algorithmName)' is not supported; use one of \(names)")
+        }
+        guard policy.algorithms.contains(algorithm) else {
+            throw APIError.unsupportedAlgorithm("algorithm \(algorithm.rawValue) is not allowed on this server")
+        }
+        do {
+            return (algorithm, try DevicePublicKey(encoded: encodedKey, algorithm: algorithm))
+        } catch {
+            throw APIError.invalidPublicKey(error.reason)
+        }
     }
 
     /// Step 2 of enrolment: the signature over the challenge proves possession of the private key.

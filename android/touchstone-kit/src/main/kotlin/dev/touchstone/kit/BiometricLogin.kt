@@ -33,9 +33,9 @@ class BiometricLogin(
     internal val keyStore: DeviceKeyStore,
     internal val verifier: UserVerifier,
     internal val stateStore: LocalStateStore,
-    private val policy: KeyAccessPolicy = KeyAccessPolicy.BIOMETRY_CURRENT_SET,
-    private val keyAttestation: Boolean = true,
-    private val makeKeyTag: () -> String = { "touchstone.${UUID.randomUUID()}" },
+    internal val policy: KeyAccessPolicy = KeyAccessPolicy.BIOMETRY_CURRENT_SET,
+    internal val keyAttestation: Boolean = true,
+    internal val makeKeyTag: () -> String = { "touchstone.${UUID.randomUUID()}" },
 ) {
     internal val gate = SerialGate()
 
@@ -76,7 +76,8 @@ class BiometricLogin(
      * challenge after the biometric prompt, and stores the ids. If anything fails the new key is deleted. Enabling
      * again for the same user replaces this device's previous registration.
      *
-     * @param session A session from a recent password sign-in (the server requires one within 10 minutes).
+     * @param session A session with fresh strong authentication (a password, passkey or device key within the server's
+     * window; [reauthenticate] makes an older one fresh).
      * @param deviceName Shown in the user's device list.
      * @param reason The prompt's title.
      * @throws TouchstoneException `ENABLED_FOR_ANOTHER_ACCOUNT`, the device codes, prompt outcomes, or `SERVER`
@@ -89,10 +90,7 @@ class BiometricLogin(
                 throw TouchstoneException.of(TouchstoneErrorCode.ENABLED_FOR_ANOTHER_ACCOUNT,
                     "biometric sign-in on this device belongs to ${previous.email ?: "another account"}; disable it first")
             }
-            requireDeviceAvailable()
-            val configuration = client.configuration()
-            if (!configuration.biometricsEnabled) throw TouchstoneException.of(TouchstoneErrorCode.NOT_AVAILABLE, "the server does not allow biometric sign-in")
-            if (ALGORITHM !in configuration.algorithms) throw TouchstoneException.of(TouchstoneErrorCode.NOT_AVAILABLE, "the server does not accept $ALGORITHM keys")
+            requireDeviceAndServerAllowEnrolment()
 
             val deviceId = stateStore.deviceId()
             val challenge = if (keyAttestation) attestationChallenge(session) else null
@@ -303,7 +301,15 @@ class BiometricLogin(
         throw TouchstoneException.Internal("key store failure: ${e.javaClass.simpleName}: ${e.message}", e)
     }
 
-    private suspend fun requireDeviceAvailable() {
+    /** The device can make and use a key, and the server accepts biometric sign-in with ES256 keys. */
+    internal suspend fun requireDeviceAndServerAllowEnrolment() {
+        requireDeviceAvailable()
+        val configuration = client.configuration()
+        if (!configuration.biometricsEnabled) throw TouchstoneException.of(TouchstoneErrorCode.NOT_AVAILABLE, "the server does not allow biometric sign-in")
+        if (ALGORITHM !in configuration.algorithms) throw TouchstoneException.of(TouchstoneErrorCode.NOT_AVAILABLE, "the server does not accept $ALGORITHM keys")
+    }
+
+    internal suspend fun requireDeviceAvailable() {
         val (code, message) = when (verifier.availability(policy)) {
             BiometryAvailability.Available -> return
             BiometryAvailability.NotAvailable -> TouchstoneErrorCode.NOT_AVAILABLE to "this device has no usable strong biometrics"
@@ -314,9 +320,12 @@ class BiometricLogin(
         throw TouchstoneException.Device(code, message)
     }
 
-    /** The attestation challenge's bytes, or null when the server has Android key attestation off. */
-    private suspend fun attestationChallenge(session: TouchstoneSession): ByteArray? = try {
-        val challenge = client.androidKeyAttestationChallenge(session.session.token)
+    /**
+     * The attestation challenge's bytes (for the session's account, or with [session] null for a sign-up), or null
+     * when the server has Android key attestation off.
+     */
+    internal suspend fun attestationChallenge(session: TouchstoneSession?): ByteArray? = try {
+        val challenge = if (session != null) client.androidKeyAttestationChallenge(session.session.token) else client.androidKeyAttestationSignUpChallenge()
         try {
             Base64.getUrlDecoder().decode(challenge)
         } catch (e: IllegalArgumentException) {

@@ -28,6 +28,20 @@ class PasskeyLogin(val client: TouchstoneClient, private val authorizer: Passkey
     }
 
     /**
+     * Creates an account with a passkey and no password (the sheet makes the passkey, user verification required);
+     * returns the new account's first session.
+     *
+     * @throws TouchstoneException.Passkey the sheet's outcomes, `SERVER` (`email_taken`, `sign_up_disabled`...).
+     */
+    suspend fun signUp(email: String, displayName: String? = null, name: String? = null): TouchstoneSession {
+        val options = server { client.passkeySignUpOptions(email, displayName) }
+        checkOptions(options, "user", "challenge")
+        val response = authorizer.register(options)
+        if (name != null) response.put("name", name)
+        return server { client.verifyPasskeySignUp(response) }
+    }
+
+    /**
      * Signs in with a passkey: any of the user's ([email] null, username-less) or one of that account's.
      *
      * @throws TouchstoneException.Passkey `CANCELLED`, `NO_CREDENTIALS`, `CREDENTIAL_NOT_FOUND`, `PASSKEY_LOCKED`, `SERVER`.

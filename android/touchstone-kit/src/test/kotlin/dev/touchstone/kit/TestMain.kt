@@ -22,6 +22,7 @@ val testClasses: List<Class<*>> = listOf(
     PasskeyTests::class.java,
     RecoveryTests::class.java,
     AccountTests::class.java,
+    SignUpTests::class.java,
     ServerErrorCodeTests::class.java,
     SecretsInLogsTests::class.java,
 )
