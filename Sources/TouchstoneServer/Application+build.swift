@@ -232,7 +232,7 @@ func makeFeatures(
         OpenIDFeature(core: core, passkeys: passkeys.service, phoneApproval: phoneApproval.service),
         WebhooksFeature(core: core, keyEncryptionKey: keyEncryptionKey),
         MailFeature(core: core, transport: mailTransport, keyEncryptionKey: keyEncryptionKey),
-        RecoveryFeature(core: core),
+        RecoveryFeature(core: core, passkeys: passkeys.service),
         phoneApproval,
         ReauthenticationFeature(core: core, passkeys: passkeys.service, deviceKeys: deviceKeys.service),
         SignUpFeature(core: core, passkeys: passkeys.service, deviceKeys: deviceKeys.service, integrity: integrity),

@@ -74,6 +74,12 @@ struct EmailChallenges: Sendable {
     /// - Throws: 400 `invalid_code` for no challenge, an expired or replaced one, or a wrong code (counted: the
     ///   ``maximumAttempts``-th wrong code deletes the challenge).
     func verify(code: String, userId: String?, purpose: EmailChallengePurpose) async throws -> EmailChallengeRecord {
+        try await self.consume(try await self.check(code: code, userId: userId, purpose: purpose))
+    }
+
+    /// ``verify(code:userId:purpose:)`` without consuming: the challenge stays usable (a wrong code still counts). For
+    /// a flow that consumes it later, in the unit of work of what it allows (a reset completed with a passkey).
+    func check(code: String, userId: String?, purpose: EmailChallengePurpose) async throws -> EmailChallengeRecord {
         let now = self.now()
         let challenge = try await self.store.emailChallenge(userId: userId ?? "-", purpose: purpose)
         let presented = self.hash(code: code, userId: userId ?? "-", purpose: purpose)
@@ -84,20 +90,29 @@ struct EmailChallenges: Sendable {
             _ = try await self.store.recordEmailChallengeFailure(userId: userId, purpose: purpose, codeHash: challenge.codeHash, limit: self.maximumAttempts)
             throw APIError.invalidCode
         }
-        guard let consumed = try await self.store.consumeEmailChallenge(userId: userId, purpose: purpose, codeHash: challenge.codeHash, at: now) else {
-            throw APIError.invalidCode
-        }
-        return consumed
+        return challenge
     }
 
     /// Consumes the challenge of `purpose` a link's token opens (once).
     ///
     /// - Throws: 400 `invalid_code` for an unknown, expired, replaced or used link, or one of another purpose.
     func verify(token: String, purpose: EmailChallengePurpose) async throws -> EmailChallengeRecord {
-        let now = self.now()
+        try await self.consume(try await self.check(token: token, purpose: purpose))
+    }
+
+    /// ``verify(token:purpose:)`` without consuming.
+    func check(token: String, purpose: EmailChallengePurpose) async throws -> EmailChallengeRecord {
         guard let challenge = try await self.store.emailChallenge(tokenHash: Secrets.hash(token: token)), challenge.purpose == purpose,
-            challenge.expiresAt > now,
-            let consumed = try await self.store.consumeEmailChallenge(userId: challenge.userId, purpose: purpose, codeHash: challenge.codeHash, at: now)
+            challenge.expiresAt > self.now()
+        else {
+            throw APIError.invalidCode
+        }
+        return challenge
+    }
+
+    private func consume(_ challenge: EmailChallengeRecord) async throws -> EmailChallengeRecord {
+        guard let consumed = try await self.store.consumeEmailChallenge(
+            userId: challenge.userId, purpose: challenge.purpose, codeHash: challenge.codeHash, at: self.now())
         else {
             throw APIError.invalidCode
         }

@@ -1,15 +1,19 @@
 import Foundation
 import Hummingbird
 import TouchstoneStore
+import TouchstoneWebAuthn
 
 /// Email verification, password reset, sign-in by mailed code, address change and recovery codes (issue #33;
 /// docs/recovery.md): `POST /v1/email/verification`, `POST /v1/email/verification/confirm`, `POST /v1/password-resets`,
-/// `POST /v1/password-resets/confirm`, `POST /v1/email-codes`, `POST /v1/email-codes/verify`, `PUT /v1/session/email`,
+/// `POST /v1/password-resets/confirm` (a new password or a new passkey), `POST /v1/password-resets/passkey-options`,
+/// `POST /v1/email-codes`, `POST /v1/email-codes/verify`, `PUT /v1/session/email`,
 /// `POST /v1/session/email/confirm`, `POST /v1/recovery-codes`, `POST /v1/recovery-codes/verify`.
 struct RecoveryController {
     typealias Context = TouchstoneRequestContext
 
     let service: RecoveryService
+    /// A reset completed with a new passkey.
+    let passkeyReset: PasskeyReset
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         let mail = router.group().add(middleware: AddressRateLimitMiddleware(limiter: self.service.core.limiter, group: "mail"))
@@ -17,6 +21,7 @@ struct RecoveryController {
         mail.post("/v1/email/verification/confirm", use: self.confirmVerification)
         mail.post("/v1/password-resets", use: self.requestPasswordReset)
         mail.post("/v1/password-resets/confirm", use: self.confirmPasswordReset)
+        mail.post("/v1/password-resets/passkey-options", use: self.passkeyResetOptions)
         mail.post("/v1/email-codes", use: self.requestEmailCode)
         mail.post("/v1/email-codes/verify", use: self.verifyEmailCode)
         mail.group("/v1/session/email").add(middleware: authenticator).put(use: self.requestEmailChange)
@@ -95,25 +100,45 @@ struct RecoveryController {
         return JSONResponse(.accepted, Queued())
     }
 
-    /// `{"email", "code", "newPassword"}` or `{"token", "newPassword"}`.
-    struct ResetInput: Decodable {
-        var email: String?
-        var code: String?
-        var token: String?
-        var newPassword: InputRules.Password
+    /// `{"email", "code"}` or `{"token"}`: what proves a reset.
+    struct ResetProofInput: Decodable {
+        var proof: PasskeyReset.Proof
 
-        enum CodingKeys: CodingKey { case email, code, token, newPassword }
+        enum CodingKeys: CodingKey { case email, code, token }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.email = try container.decodeEmailIfPresent(.email)
-            self.code = try container.decodeStringIfPresent(.code, maxLength: 64) { (text) throws(FieldError) in try RecoveryInput.code(text, field: "code") }
-            self.token = try container.decodeStringIfPresent(.token, maxLength: 128) { (text) throws(FieldError) in try RecoveryInput.token(text, field: "token") }
-            self.newPassword = try container.decodePassword(.newPassword, isNew: true)
-            let byCode = self.email != nil && self.code != nil && self.token == nil
-            let byToken = self.token != nil && self.email == nil && self.code == nil
-            guard byCode || byToken else {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "", underlyingError: FieldError(message: "give 'email' and 'code', or 'token' (from the link), with 'newPassword'")))
+            let email = try container.decodeEmailIfPresent(.email)
+            let code = try container.decodeStringIfPresent(.code, maxLength: 64) { (text) throws(FieldError) in try RecoveryInput.code(text, field: "code") }
+            let token = try container.decodeStringIfPresent(.token, maxLength: 128) { (text) throws(FieldError) in try RecoveryInput.token(text, field: "token") }
+            switch (email, code, token) {
+            case (.some(let email), .some(let code), nil): self.proof = .code(email: email, code: code)
+            case (nil, nil, .some(let token)): self.proof = .token(token)
+            default:
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "", underlyingError: FieldError(message: "give 'email' and 'code', or 'token' (from the link), with 'newPassword' or 'passkey'")))
+            }
+        }
+    }
+
+    /// The proof with `{"newPassword"}`, or with `{"passkey", "name"?}` (a registration response over the options of
+    /// `/v1/password-resets/passkey-options`).
+    struct ResetInput: Decodable {
+        enum Completion { case password(InputRules.Password), passkey(RegistrationResponseJSON, name: String?) }
+        var proof: PasskeyReset.Proof
+        var completion: Completion
+
+        enum CodingKeys: CodingKey { case newPassword, passkey, name }
+
+        init(from decoder: any Decoder) throws {
+            self.proof = try ResetProofInput(from: decoder).proof
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            switch (container.contains(.newPassword), container.contains(.passkey)) {
+            case (true, false): self.completion = .password(try container.decodePassword(.newPassword, isNew: true))
+            case (false, true):
+                self.completion = .passkey(
+                    try container.decode(RegistrationResponseJSON.self, forKey: .passkey), name: try container.decodeDisplayTextIfPresent(.name))
+            default:
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "", underlyingError: FieldError(message: "give 'newPassword' or 'passkey', not both")))
             }
         }
     }
@@ -128,16 +153,25 @@ struct RecoveryController {
     @Sendable func confirmPasswordReset(request: Request, context: Context) async throws -> JSONResponse<ResetOutput> {
         let input = try await request.decodeJSON(as: ResetInput.self, context: context)
         let reset: RecoveryService.Reset
-        if let token = input.token {
-            reset = try await self.service.confirmPasswordReset(token: token, newPassword: input.newPassword)
-        } else {
-            reset = try await self.service.confirmPasswordReset(email: input.email ?? "", code: input.code ?? "", newPassword: input.newPassword)
+        switch (input.proof, input.completion) {
+        case (.token(let token), .password(let password)):
+            reset = try await self.service.confirmPasswordReset(token: token, newPassword: password)
+        case (.code(let email, let code), .password(let password)):
+            reset = try await self.service.confirmPasswordReset(email: email, code: code, newPassword: password)
+        case (let proof, .passkey(let response, let name)):
+            reset = try await self.passkeyReset.confirm(proof, response: response, name: name)
         }
         return JSONResponse(.ok, ResetOutput(
             user: UserResource(reset.user),
             revokedSessions: reset.revokedSessions,
             session: reset.session.map { SessionResource(token: $0.token, record: $0.record) }
         ))
+    }
+
+    /// `POST /v1/password-resets/passkey-options`: creation options for completing the reset with a new passkey.
+    @Sendable func passkeyResetOptions(request: Request, context: Context) async throws -> JSONResponse<CreationOptionsJSON> {
+        let input = try await request.decodeJSON(as: ResetProofInput.self, context: context)
+        return JSONResponse(.ok, try await self.passkeyReset.options(input.proof))
     }
 
     // MARK: Sign-in codes

@@ -340,7 +340,7 @@ struct RecoveryService: Sendable {
     }
 
     /// Runs a code check; a rejection is an audit event (`email_code.rejected`, the purpose as its reason).
-    private func rejecting<T>(_ purpose: EmailChallengePurpose, userId: String?, _ body: () async throws -> T) async throws -> T {
+    func rejecting<T>(_ purpose: EmailChallengePurpose, userId: String?, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as APIError where error == .invalidCode {
