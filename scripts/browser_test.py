@@ -513,7 +513,7 @@ def email_flows(browser, origin, work, authenticator):
     wait_for("the signed-out view", lambda: browser.visible("signed-out"))
     print("browser test: signed in with a mailed code")
 
-    # Forgot password? with the code, arriving as the OpenID sign-in page's link does.
+    # Forgot password? with the code, arriving by a link to /#forgot-password.
     browser.call("POST", "/url", {"url": origin + "/#forgot-password"})
     wait_for("the forgot-password prompt", lambda: "Forgot password?" in browser.text("status")
              and browser.script("return document.activeElement.id") == "email-code-email")

@@ -10,7 +10,7 @@ and for a public first-party client (PKCE alone, no consent); PKCE failures; cod
 (which ends the session and delivers a back-channel logout token, verified); prompt=none; max_age; consent Deny; a
 passkey sign-in on the provider's page with acr_values=phr (WebDriver's virtual authenticator); "Sign in with your
 phone" on the provider's page, approved by the Python phone of scripts/phone.py; RP-initiated logout
-back to a registered URI with its back-channel logout.
+back to a registered URI with its back-channel logout; a new user through prompt=create with a passkey alone.
 
 Usage: scripts/oidc_e2e.py [path/to/touchstone] [screenshot of the sign-in page, default artifacts/oidc-sign-in.png]
 """
@@ -341,6 +341,31 @@ def main():
         claims = verify_id_token(token["id_token"], jwks, issuer, spa["clientId"], "phone-n")
         expect(claims["amr"] == ["hwk", "user"], f"phone ID token: {dict(claims)}")
         print("oidc e2e: 'Sign in with your phone' on the provider's page: the phone picked the number, the client got an ID token (amr hwk user)")
+
+        # 9. A new user through prompt=create (Initiating User Registration via OpenID Connect 1.0), with a passkey and no
+        # password: the page opens at account creation, the page's script makes the account, the flow continues.
+        expect("create" in metadata.get("prompt_values_supported", []), "discovery does not list prompt=create")
+        authenticator = browser.call("POST", "/webauthn/authenticator", {
+            "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+            "isUserVerified": True, "automaticPresenceSimulation": True})
+        newcomer = "newcomer@example.com"
+        url, _ = spa_client.create_authorization_url(metadata["authorization_endpoint"], code_verifier=spa_verifier, nonce="create-n",
+                                                     prompt="create")
+        browser.call("POST", "/url", {"url": url})
+        wait_for("the account creation part, open", lambda: browser.script("return document.getElementById('create-account').open") is True)
+        expect(accessible_name(browser, "#passkey-sign-up") == "Create account with a passkey",
+               f"the passkey sign-up button: {accessible_name(browser, '#passkey-sign-up')!r}")
+        expect(accessible_name(browser, "#sign-up-email") == "Email", "the sign-up email field has no accessible name")
+        browser.type("#sign-up-email", newcomer)
+        click_button(browser, "Create account with a passkey")
+        token = spa_client.fetch_token(metadata["token_endpoint"], authorization_response=landed(browser, f"{rp}/spa"),
+                                       code_verifier=spa_verifier)
+        claims = verify_id_token(token["id_token"], jwks, issuer, spa["clientId"], "create-n")
+        expect(claims["email"] == newcomer and claims["amr"] == ["hwk", "user"], f"the new user's ID token: {dict(claims)}")
+        refused = requests.post(f"{issuer}/v1/sessions", json={"email": newcomer, "password": PASSWORD})
+        expect(refused.status_code == 401, "the passkey-only account signed in with a password")
+        browser.call("DELETE", f"/webauthn/authenticator/{authenticator}")
+        print("oidc e2e: prompt=create: a new account with a passkey alone, and an ID token for it (amr hwk user)")
 
         log = open(os.path.join(work, "server.log")).read()
         for secret in [web["clientSecret"], first_refresh, PASSWORD, code]:

@@ -21,10 +21,12 @@ public struct AuthorizationRequest: Sendable, Hashable {
     public let acrValues: [String]
     public let loginHint: String?
 
-    /// The `prompt` values the provider supports (OpenID Connect Core §3.1.2.1).
+    /// The `prompt` values the provider supports (OpenID Connect Core §3.1.2.1; `create` from Initiating User
+    /// Registration via OpenID Connect 1.0: the page opens at account creation).
     public enum Prompt: String, Sendable, Hashable, CaseIterable {
         case none, login, consent
         case selectAccount = "select_account"
+        case create
     }
 
     /// The longest `state`, `nonce` and `login_hint` accepted.

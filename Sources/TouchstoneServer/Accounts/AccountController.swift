@@ -50,41 +50,13 @@ struct AccountController {
     @Sendable func createUser(request: Request, context: Context) async throws -> JSONResponse<SignedIn> {
         guard self.signUpEnabled else { throw APIError.signUpDisabled }
         let input = try await request.decodeJSON(as: CreateUserInput.self, context: context)
-        try await self.limiter.checkAccount("account:\(input.email)")
-        let user = UserRecord(
-            id: self.secrets.newIdentifier(),
-            email: input.email,
-            displayName: input.displayName,
-            passwordHash: try await self.hasher.hash(input.password),
-            createdAt: self.now()
-        )
-        var created = self.audit.event(.userCreated, userId: user.id, webhookData: ["email": .string(user.email)])
-        if let session = self.audit.webhook(
-            "session.created",
-            data: ["userId": .string(user.id), "method": .string("sign_up"), "registrationId": .null, "passkeyId": .null]
-        ) {
-            created.webhooks.append(session)
-        }
-        let event = created
-        let (token, session) = self.sessions.make(for: user, method: .password)
-        // The account, its event, its first session and its verification mail commit together or not at all.
-        let verification = try await self.recovery.signUpVerification(for: user)
-        do {
-            try await self.store.unitOfWork { store in
-                try await store.insertUser(user)
-                try await store.insertAuditEvent(event)
-                try await store.insertSession(session)
-                if let (challenge, mail) = verification {
-                    try await store.replaceEmailChallenge(challenge)
-                    try await store.enqueueMail(mail)
-                }
-            }
-        } catch let error as StoreError where error == .conflict {
-            throw APIError.emailTaken
-        }
-        self.audit.committed([event])
-        if verification != nil { self.recovery.mailer.committed() }
+        let (user, token, session) = try await self.passwordSignUp.signUp(email: input.email, password: input.password, displayName: input.displayName)
         return JSONResponse(.created, SignedIn(user: UserResource(user), session: SessionResource(token: token, record: session)))
+    }
+
+    var passwordSignUp: PasswordSignUp {
+        PasswordSignUp(store: self.store, sessions: self.sessions, hasher: self.hasher, secrets: self.secrets, now: self.now,
+            limiter: self.limiter, audit: self.audit, recovery: self.recovery)
     }
 
     struct SignInInput: Decodable {

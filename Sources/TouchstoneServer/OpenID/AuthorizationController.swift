@@ -23,6 +23,11 @@ struct AuthorizationController {
     let limiter: RateLimiter
     let cookies: BrowserCookies
     let pages: OpenIDPages
+    /// Creating an account on the sign-in page (`TOUCHSTONE_SIGN_UP`; `prompt=create`).
+    let signUp: PasswordSignUp
+    let signUpEnabled: Bool
+    /// Mailed codes, recovery codes and resets on the sign-in page.
+    let recovery: RecoveryService
 
     /// The authorization request's parameters that the pages carry from step to step.
     static let carried = [
@@ -106,6 +111,12 @@ struct AuthorizationController {
                     cookies: browser.setCookies)
             }
             switch action {
+            case "sign_up", "passkey_sign_up", "email_code_request", "email_code", "recovery_code", "reset_request", "reset":
+                if let page = try await self.accountAction(action, parameters: parameters, client: client, authorization: authorization,
+                    browser: &browser, context: context)
+                {
+                    return page
+                }
             case "sign_in", "passkey", "phone":
                 if let page = try await self.signIn(action: action, parameters: parameters, client: client, authorization: authorization,
                     browser: &browser, context: context)
@@ -138,7 +149,7 @@ struct AuthorizationController {
         // Sign-in: none yet, `prompt=login`, an exceeded max_age, or an ACR the session does not meet.
         var needsSignIn = browser.identity == nil
         if let identity = browser.identity, !browser.freshSignIn {
-            if authorization.prompt.contains(.login) { needsSignIn = true }
+            if authorization.prompt.contains(.login) || authorization.prompt.contains(.create) { needsSignIn = true }
             if let maxAge = authorization.maxAge, now.timeIntervalSince(identity.session.authenticatedAt) > TimeInterval(maxAge) {
                 needsSignIn = true
             }
@@ -237,7 +248,7 @@ struct AuthorizationController {
     // MARK: Signing in
 
     /// Signs the browser in from the page's form; nil when it worked (the flow continues), or the page to show.
-    private func signIn(
+    func signIn(
         action: String,
         parameters: FormParameters,
         client: OAuthClientRecord,
@@ -313,7 +324,7 @@ struct AuthorizationController {
     }
 
     /// Puts the signed-in session in the browser (a session of another account that the browser held is signed out).
-    private func establish(token: String, replacing current: AuthenticatedSession?, browser: inout Browser) async throws {
+    func establish(token: String, replacing current: AuthenticatedSession?, browser: inout Browser) async throws {
         if let current, current.token != token {
             _ = try await self.provider.store.revokeSession(tokenHash: current.session.tokenHash, at: self.provider.now())
         }
@@ -324,30 +335,32 @@ struct AuthorizationController {
         browser.setCookies.append(self.cookies.setSession(token, maxAge: maxAge))
     }
 
-    private func signInPage(
+    func signInPage(
         _ authorization: AuthorizationRequest,
         client: OAuthClientRecord,
         parameters: FormParameters,
         browser: Browser,
         message: String?,
-        status: HTTPResponse.Status
+        status: HTTPResponse.Status,
+        adjust: (inout OpenIDPages.SignIn) -> Void = { _ in }
     ) -> Response {
         let required = authorization.requiredACR
-        return self.pages.signIn(
-            OpenIDPages.SignIn(
-                productName: self.pages.productName,
-                clientName: client.name,
-                clientId: client.id,
-                parameters: Self.carriedParameters(parameters),
-                csrf: browser.csrf,
-                loginHint: authorization.loginHint ?? "",
-                message: message,
-                passkeyOnly: required != nil,
-                deviceBound: required == .phrh
-            ),
-            status: status,
-            cookies: browser.setCookies
+        var page = OpenIDPages.SignIn(
+            productName: self.pages.productName,
+            clientName: client.name,
+            clientId: client.id,
+            parameters: Self.carriedParameters(parameters),
+            csrf: browser.csrf,
+            loginHint: authorization.loginHint ?? "",
+            message: message,
+            passkeyOnly: required != nil,
+            deviceBound: required == .phrh,
+            signUp: self.signUpEnabled && required == nil,
+            createOpen: self.signUpEnabled && required == nil && authorization.prompt.contains(.create),
+            emailCodes: self.recovery.settings.emailCodes && required == nil
         )
+        adjust(&page)
+        return self.pages.signIn(page, status: status, cookies: browser.setCookies)
     }
 
     // MARK: Helpers

@@ -61,7 +61,11 @@ struct OpenIDFeature: Feature {
             passkeys: self.passkeys,
             limiter: core.limiter,
             cookies: cookies,
-            pages: pages
+            pages: pages,
+            signUp: PasswordSignUp(store: core.store, sessions: core.sessions, hasher: core.hasher, secrets: core.secrets, now: core.now,
+                limiter: core.limiter, audit: core.audit, recovery: RecoveryService(core: core)),
+            signUpEnabled: core.configuration.accounts.signUp,
+            recovery: RecoveryService(core: core)
         ).addRoutes(to: router)
         TokenEndpointController(
             provider: self.provider,

@@ -54,6 +54,15 @@ struct OpenIDPages: Sendable {
         var message: String?
         var passkeyOnly: Bool
         var deviceBound: Bool
+        /// `TOUCHSTONE_SIGN_UP`: whether the page offers to create an account; `createOpen` (`prompt=create`, or after
+        /// a failed sign-up) opens that part.
+        var signUp: Bool = false
+        var createOpen: Bool = false
+        /// The ways in without a password (a mailed code, a recovery code, a reset), and what was mailed already.
+        var emailCodes: Bool = false
+        var otherOpen: Bool = false
+        var codeSentTo: String?
+        var resetSentTo: String?
     }
 
     struct Consent {

@@ -57,8 +57,9 @@ struct AuthorizationCodeFlowTests {
             #expect(page.headers[.cacheControl] == "no-store")
             #expect(page.html.contains("<label for=\"email\">Email</label>") && page.html.contains("<label for=\"password\">Password</label>"))
             #expect(page.html.contains(">Sign in</button>") && page.html.contains(">Sign in with a passkey</button>"))
-            // A way back for a forgotten password, in a new tab (the authorization stays open here).
-            #expect(page.html.contains("<a href=\"/#forgot-password\" target=\"_blank\" rel=\"noopener\">Forgot password?</a>"))
+            // The ways in without a password, and account creation, in this tab (the authorization request rides along).
+            #expect(page.html.contains(">Forgot password?</button>") && page.html.contains(">Email me a code</button>"))
+            #expect(page.html.contains("<details id=\"create-account\">"))
             #expect(browser.cookies.keys.contains("touchstone_csrf"))  // plain-http loopback issuer: no __Host- prefix
 
             let consent = try await browser.post("/oauth2/authorize", form: page.form(action: "sign_in") + [("email", email), ("password", Self.password)])

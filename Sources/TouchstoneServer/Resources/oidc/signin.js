@@ -2,7 +2,7 @@
 // the authorization request; a passkey's answer is posted with them, and the server finishes the sign-in.
 "use strict";
 
-// fromBase64url, requestOptions, credentialJSON: /webauthn-json.js, loaded before this script.
+// fromBase64url, requestOptions, creationOptions, credentialJSON: /webauthn-json.js, loaded before this script.
 
 function setStatus(text) {
   const status = document.getElementById("status");
@@ -96,7 +96,39 @@ async function signInWithPhone() {
   }
 }
 
+// Create an account with a passkey: the page's script makes it (POST /v1/passkeys/sign-ups/options, the browser's
+// passkey dialog, /verify), then posts the new account's session with the authorization request.
+async function signUpWithPasskey() {
+  if (conditionalAbort) conditionalAbort.abort();
+  const email = document.getElementById("sign-up-email");
+  if (!email.reportValidity()) return;
+  try {
+    const body = { email: email.value };
+    const name = document.getElementById("sign-up-name").value;
+    if (name) body.displayName = name;
+    const started = await fetch("/v1/passkeys/sign-ups/options", {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
+    });
+    const options = await started.json();
+    if (!started.ok) throw new Error((options.error && options.error.message) || "The account could not be created.");
+    const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
+    const verified = await fetch("/v1/passkeys/sign-ups/verify", {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ...credentialJSON(credential), name: "Passkey on this device" }),
+    });
+    const answer = await verified.json();
+    if (!verified.ok) throw new Error((answer.error && answer.error.message) || "The account could not be created.");
+    const form = document.getElementById("passkey-sign-up-form");
+    form.elements.session.value = answer.session.token;
+    form.submit();
+  } catch (error) {
+    setStatus(error.name === "NotAllowedError" ? "The passkey was not created." : error.message);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const signUp = document.getElementById("passkey-sign-up");
+  if (signUp) signUp.addEventListener("click", signUpWithPasskey);
   document.getElementById("passkey-sign-in").addEventListener("click", signInWithPasskey);
   const phone = document.getElementById("phone-sign-in");
   if (phone) phone.addEventListener("click", signInWithPhone);

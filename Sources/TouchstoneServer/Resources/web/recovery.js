@@ -139,7 +139,7 @@ async function makeRecoveryCodes() {
   setStatus("Ten new recovery codes: write them down now, they are not shown again. The previous ones no longer work.");
 }
 
-// From the OpenID provider's sign-in page ("Forgot password?" opens /#forgot-password): straight to the form.
+// A link to /#forgot-password (from an app or a mail) opens the page straight at the form.
 function openForgotPassword() {
   if (window.location.hash !== "#forgot-password" || session) return false;
   history.replaceState(null, "", window.location.pathname);
