@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .visionOS(.v1)],
     products: [
         .library(name: "TouchstoneCrypto", targets: ["TouchstoneCrypto"]),
+        .library(name: "TouchstoneDPoP", targets: ["TouchstoneDPoP"]),
         .library(name: "TouchstoneWebAuthn", targets: ["TouchstoneWebAuthn"]),
         .library(name: "TouchstoneStore", targets: ["TouchstoneStore"]),
         .library(name: "TouchstoneServer", targets: ["TouchstoneServer"]),
@@ -59,6 +60,16 @@ let package = Package(
         .target(
             name: "TouchstoneCrypto",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // DPoP (RFC 9449): proofs, JWK thumbprints (RFC 7638), the jti replay cache. Used by the server and TouchstoneAuth.
+        .target(
+            name: "TouchstoneDPoP",
+            dependencies: [
+                "TouchstoneCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -272,6 +283,16 @@ let package = Package(
                 "TouchstoneWebAuthn",
                 "CFuzzDriver",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TouchstoneDPoPTests",
+            dependencies: [
+                "TouchstoneDPoP",
+                "TouchstoneCrypto",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,148 @@
+public import Foundation
+import Crypto
+import _CryptoExtras
+import TouchstoneCrypto
+
+/// A DPoP proof that passed every check of RFC 9449 §4.3 that needs no state: what the caller still has to do with
+/// it is refuse a `jti` seen before (``DPoPReplayCache``) and bind or compare the key's ``thumbprint``.
+public struct VerifiedDPoPProof: Sendable, Hashable {
+    /// The JWK SHA-256 thumbprint of the proof's key (RFC 7638): `cnf.jkt`.
+    public var thumbprint: String
+    public var jti: String
+    public var issuedAt: Date
+    public var nonce: String?
+}
+
+/// Checks DPoP proofs (RFC 9449 §4.3): one compact JWS, `typ` `dpop+jwt`, an asymmetric allowed `alg`, a public `jwk`
+/// whose signature verifies, `htm` and `htu` of this request, `iat` recent (and not ahead of this clock by more than
+/// the allowance), `jti` present, `ath` the access token's hash when a token comes with the proof, and the server's
+/// nonce when it demands one.
+public struct DPoPVerifier: Sendable {
+    /// How old a proof may be, and how far ahead of this clock its `iat` may be (clock skew).
+    public var maximumAge: TimeInterval
+    public var allowedSkew: TimeInterval
+    /// The largest proof accepted, in bytes.
+    public var maximumLength = 8192
+    /// The JWS algorithms accepted (never `none` or an HMAC).
+    public var algorithms: Set<String> = DPoPVerifier.supportedAlgorithms
+
+    public static let supportedAlgorithms: Set<String> = ["ES256", "EdDSA", "PS256", "RS256"]
+
+    public init(maximumAge: TimeInterval = 60, allowedSkew: TimeInterval = 5) {
+        self.maximumAge = maximumAge
+        self.allowedSkew = allowedSkew
+    }
+
+    /// - Parameters:
+    ///   - proof: The `DPoP` header's value.
+    ///   - method: The request's method (`htm` must equal it).
+    ///   - url: The request's URL as the server's public origin names it; query and fragment are ignored, and both
+    ///     sides are normalised (``DPoPURL/normalize(_:)``).
+    ///   - accessToken: The access token sent with the proof, if any: `ath` must then be its SHA-256, base64url.
+    ///   - nonce: When the server demands a nonce: whether the proof's `nonce` is one it issued.
+    public func verify(
+        _ proof: String,
+        method: String,
+        url: String,
+        accessToken: String?,
+        nonce acceptNonce: ((String) -> Bool)? = nil,
+        at now: Date
+    ) throws(DPoPError) -> VerifiedDPoPProof {
+        guard proof.utf8.count <= self.maximumLength else { throw DPoPError(.tooLarge, "the proof is longer than \(self.maximumLength) bytes") }
+        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64.urlDecodeCanonical(String(parts[0])),
+            let payloadBytes = Base64.urlDecodeCanonical(String(parts[1])), let signature = Base64.urlDecodeCanonical(String(parts[2]))
+        else {
+            throw DPoPError(.malformed, "the proof is not one compact JWS (three base64url parts)")
+        }
+        let header = try Self.object(headerBytes, "header")
+        let claims = try Self.object(payloadBytes, "payload")
+        guard header["typ"] as? String == "dpop+jwt" else { throw DPoPError(.wrongType, "typ must be dpop+jwt") }
+        guard let alg = header["alg"] as? String else { throw DPoPError(.malformed, "the header has no alg") }
+        guard self.algorithms.contains(alg) else { throw DPoPError(.unsupportedAlgorithm, "alg \(alg.prefix(16)) is not accepted") }
+        guard let jwk = header["jwk"] as? [String: Any] else { throw DPoPError(.invalidKey, "the header has no jwk") }
+        let key = try DPoPPublicKey(jwk: jwk)
+        let signingInput = Array(proof.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard Self.verifies(signature, over: signingInput, alg: alg, key: key.key) else {
+            throw DPoPError(.invalidSignature, "the proof's signature does not verify with its jwk")
+        }
+        guard let jti = claims["jti"] as? String, !jti.isEmpty, jti.utf8.count <= 256 else {
+            throw DPoPError(.malformed, "the proof needs a jti of 1 to 256 bytes")
+        }
+        guard claims["htm"] as? String == method else { throw DPoPError(.methodMismatch, "htm is not this request's method") }
+        // htu names the URI without query and fragment (§4.2): one that carries either is refused, and the request's
+        // own query is ignored.
+        guard let htu = claims["htu"] as? String, !htu.contains("?"), !htu.contains("#"), let claimed = DPoPURL.normalize(htu),
+            claimed == DPoPURL.normalize(url)
+        else {
+            throw DPoPError(.urlMismatch, "htu is not this request's URL (without query and fragment)")
+        }
+        guard let iat = (claims["iat"] as? NSNumber).map({ Date(timeIntervalSince1970: $0.doubleValue) }), !(claims["iat"] is Bool) else {
+            throw DPoPError(.malformed, "the proof has no numeric iat")
+        }
+        guard iat.timeIntervalSince(now) <= self.allowedSkew else { throw DPoPError(.future, "iat is ahead of the server's clock") }
+        guard now.timeIntervalSince(iat) <= self.maximumAge else { throw DPoPError(.stale, "the proof is older than \(Int(self.maximumAge)) seconds") }
+        let ath = claims["ath"] as? String
+        if let accessToken {
+            guard let ath else { throw DPoPError(.missingAccessTokenHash, "a proof sent with an access token needs ath") }
+            let expected = Base64.urlEncode(Array(SHA256.hash(data: Array(accessToken.utf8))))
+            guard ConstantTime.equal(Array(ath.utf8), Array(expected.utf8)) else {
+                throw DPoPError(.accessTokenHashMismatch, "ath is not the hash of the access token sent")
+            }
+        } else if ath != nil {
+            throw DPoPError(.unexpectedAccessTokenHash, "ath without an access token")
+        }
+        let nonce = claims["nonce"] as? String
+        if let acceptNonce {
+            guard let nonce else { throw DPoPError(.nonceRequired, "the server demands a nonce") }
+            guard acceptNonce(nonce) else { throw DPoPError(.nonceMismatch, "the nonce is not a current one of this server") }
+        }
+        return VerifiedDPoPProof(thumbprint: key.thumbprint, jti: jti, issuedAt: iat, nonce: nonce)
+    }
+
+    private static func object(_ bytes: [UInt8], _ what: String) throws(DPoPError) -> [String: Any] {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
+            throw DPoPError(.malformed, "the \(what) is not a JSON object")
+        }
+        return object
+    }
+
+    private static func verifies(_ signature: [UInt8], over input: [UInt8], alg: String, key: DPoPPublicKey.Key) -> Bool {
+        switch (alg, key) {
+        case ("ES256", .p256(let x, let y)):
+            // JWS ES256 is the raw 64-byte r‖s (RFC 7518 §3.4), never DER.
+            guard signature.count == 64, let publicKey = try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y),
+                let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+            else {
+                return false
+            }
+            return publicKey.isValidSignature(parsed, for: input)
+        case ("EdDSA", .ed25519(let x)):
+            guard let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: x) else { return false }
+            return publicKey.isValidSignature(signature, for: input)
+        case ("RS256", .rsa(let n, let e)), ("PS256", .rsa(let n, let e)):
+            guard signature.count == n.count, let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e) else { return false }
+            let padding: _RSA.Signing.Padding = alg == "PS256" ? .PSS : .insecurePKCS1v1_5
+            return publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: padding)
+        default:
+            return false  // an alg that does not fit the key's type
+        }
+    }
+}
+
+/// RFC 9449 §4.3 step 9: `htu` and the request's URL compared without query and fragment, after RFC 3986's
+/// syntax-based normalisation (scheme and host lower case, the default port dropped, an empty path as `/`).
+public enum DPoPURL {
+    public static func normalize(_ text: String) -> String? {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", let host = components.host?.lowercased(), !host.isEmpty,
+            components.user == nil, components.password == nil
+        else {
+            return nil
+        }
+        let defaultPort = scheme == "https" ? 443 : 80
+        let port = components.port.flatMap { $0 == defaultPort ? nil : $0 }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")\(path)"
+    }
+}

@@ -1,0 +1,68 @@
+public import Foundation
+import Crypto
+import TouchstoneCrypto
+
+/// A DPoP proof's public key (its `jwk` header): P-256 (`EC`), Ed25519 (`OKP`) or RSA, public members only.
+public struct DPoPPublicKey: Sendable, Hashable {
+    /// The RFC 7638 thumbprint's input: the required members in lexicographic order, no white space.
+    let canonicalJSON: String
+    let key: Key
+
+    enum Key: Sendable, Hashable {
+        case p256(x: [UInt8], y: [UInt8])
+        case ed25519([UInt8])
+        case rsa(n: [UInt8], e: [UInt8])
+    }
+
+    /// Members whose presence means the JWK carries a private key (RFC 7518 §6.2.2, §6.3.2; RFC 8037 §2).
+    static let privateMembers: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
+
+    /// Reads a JWK object; refuses private members, unknown key types and curves, and malformed coordinates.
+    public init(jwk: [String: Any]) throws(DPoPError) {
+        if let member = jwk.keys.first(where: Self.privateMembers.contains) {
+            throw DPoPError(.privateKey, "the jwk holds the private member '\(member)'")
+        }
+        func member(_ name: String) throws(DPoPError) -> String {
+            guard let value = jwk[name] as? String, !value.isEmpty else { throw DPoPError(.invalidKey, "the jwk has no '\(name)'") }
+            return value
+        }
+        func bytes(_ name: String) throws(DPoPError) -> [UInt8] {
+            guard let decoded = Base64.urlDecodeCanonical(try member(name)) else {
+                throw DPoPError(.invalidKey, "the jwk's '\(name)' is not canonical base64url")
+            }
+            return decoded
+        }
+        switch try member("kty") {
+        case "EC":
+            guard try member("crv") == "P-256" else { throw DPoPError(.invalidKey, "the only EC curve accepted is P-256") }
+            let (x, y) = (try bytes("x"), try bytes("y"))
+            guard x.count == 32, y.count == 32, (try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y)) != nil else {
+                throw DPoPError(.invalidKey, "x and y are not a P-256 point")
+            }
+            self.key = .p256(x: x, y: y)
+            self.canonicalJSON = #"{"crv":"P-256","kty":"EC","x":"\#(Base64.urlEncode(x))","y":"\#(Base64.urlEncode(y))"}"#
+        case "OKP":
+            guard try member("crv") == "Ed25519" else { throw DPoPError(.invalidKey, "the only OKP curve accepted is Ed25519") }
+            let x = try bytes("x")
+            guard x.count == 32, (try? Ed25519KeyValidation.validate(x)) != nil else {
+                throw DPoPError(.invalidKey, "x is not a valid Ed25519 public key")
+            }
+            self.key = .ed25519(x)
+            self.canonicalJSON = #"{"crv":"Ed25519","kty":"OKP","x":"\#(Base64.urlEncode(x))"}"#
+        case "RSA":
+            let (n, e) = (try bytes("n"), try bytes("e"))
+            guard n.first != 0, e.first != 0, (2048...8192).contains(n.count * 8), n.last.map({ $0 & 1 == 1 }) == true else {
+                throw DPoPError(.invalidKey, "the RSA modulus must be 2048 to 8192 bits, odd, without leading zeros")
+            }
+            self.key = .rsa(n: n, e: e)
+            self.canonicalJSON = #"{"e":"\#(Base64.urlEncode(e))","kty":"RSA","n":"\#(Base64.urlEncode(n))"}"#
+        case let other:
+            throw DPoPError(.invalidKey, "unsupported key type '\(other.prefix(16))'")
+        }
+    }
+
+    /// The JWK SHA-256 thumbprint (RFC 7638), base64url: what `cnf.jkt` and `dpop_jkt` carry.
+    public var thumbprint: String {
+        Base64.urlEncode(Array(SHA256.hash(data: Array(self.canonicalJSON.utf8))))
+    }
+}

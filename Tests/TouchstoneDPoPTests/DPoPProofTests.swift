@@ -1,0 +1,186 @@
+import Crypto
+import Foundation
+import Testing
+import TouchstoneCrypto
+import TouchstoneDPoP
+import _CryptoExtras
+
+/// A client's side of DPoP for the tests: a key and the proofs it signs (RFC 9449 §4.2), edited to break one check.
+struct ProofMaker {
+    enum Key { case p256(P256.Signing.PrivateKey), ed25519(Curve25519.Signing.PrivateKey), rsa(_RSA.Signing.PrivateKey, pss: Bool) }
+    var key: Key
+
+    static func p256() -> ProofMaker { ProofMaker(key: .p256(P256.Signing.PrivateKey())) }
+
+    var alg: String {
+        switch self.key {
+        case .p256: "ES256"
+        case .ed25519: "EdDSA"
+        case .rsa(_, let pss): pss ? "PS256" : "RS256"
+        }
+    }
+
+    var jwk: [String: String] {
+        switch self.key {
+        case .p256(let key):
+            let point = Array(key.publicKey.x963Representation)
+            return ["kty": "EC", "crv": "P-256", "x": Base64.urlEncode(Array(point[1..<33])), "y": Base64.urlEncode(Array(point[33..<65]))]
+        case .ed25519(let key): return ["kty": "OKP", "crv": "Ed25519", "x": Base64.urlEncode(Array(key.publicKey.rawRepresentation))]
+        case .rsa(let key, _):
+            let (n, e) = Self.rsaComponents(Array(key.publicKey.derRepresentation))
+            return ["kty": "RSA", "n": Base64.urlEncode(n), "e": Base64.urlEncode(e)]
+        }
+    }
+
+    func sign(_ input: [UInt8]) -> [UInt8] {
+        switch self.key {
+        case .p256(let key): Array(try! key.signature(for: input).rawRepresentation)
+        case .ed25519(let key): Array(try! key.signature(for: input))
+        case .rsa(let key, let pss): Array(try! key.signature(for: input, padding: pss ? .PSS : .insecurePKCS1v1_5).rawRepresentation)
+        }
+    }
+
+    /// A proof; `header` and `claims` edit what is signed, `signature` what is sent.
+    func proof(
+        method: String = "POST",
+        url: String = "https://auth.example.com/oauth2/token",
+        iat: Date = Date(timeIntervalSince1970: 1_800_000_000),
+        accessToken: String? = nil,
+        nonce: String? = nil,
+        header edit: (inout [String: Any]) -> Void = { _ in },
+        claims editClaims: (inout [String: Any]) -> Void = { _ in },
+        signature editSignature: ([UInt8]) -> [UInt8] = { $0 }
+    ) -> String {
+        var header: [String: Any] = ["typ": "dpop+jwt", "alg": self.alg, "jwk": self.jwk]
+        edit(&header)
+        var claims: [String: Any] = ["jti": UUID().uuidString, "htm": method, "htu": url, "iat": Int(iat.timeIntervalSince1970)]
+        if let accessToken { claims["ath"] = Base64.urlEncode(Array(SHA256.hash(data: Array(accessToken.utf8)))) }
+        if let nonce { claims["nonce"] = nonce }
+        editClaims(&claims)
+        let encode = { (object: [String: Any]) in Base64.urlEncode(Array(try! JSONSerialization.data(withJSONObject: object, options: .sortedKeys))) }
+        let input = encode(header) + "." + encode(claims)
+        return input + "." + Base64.urlEncode(editSignature(self.sign(Array(input.utf8))))
+    }
+
+    /// The modulus and exponent of an RSA SubjectPublicKeyInfo (tests only: fixed layout of swift-crypto's DER).
+    static func rsaComponents(_ spki: [UInt8]) -> ([UInt8], [UInt8]) {
+        var index = 0
+        func length(_ at: inout Int) -> Int {
+            let first = Int(spki[at]); at += 1
+            guard first & 0x80 != 0 else { return first }
+            var value = 0
+            for _ in 0..<(first & 0x7f) { value = value << 8 | Int(spki[at]); at += 1 }
+            return value
+        }
+        func enter(_ at: inout Int) { at += 1; _ = length(&at) }
+        enter(&index)  // SubjectPublicKeyInfo
+        index += 1; index += length(&index)  // AlgorithmIdentifier
+        index += 1; _ = length(&index); index += 1  // BIT STRING and its unused-bits byte
+        enter(&index)  // RSAPublicKey
+        func integer(_ at: inout Int) -> [UInt8] {
+            at += 1
+            let count = length(&at)
+            var bytes = Array(spki[at..<at + count]); at += count
+            while bytes.first == 0 { bytes.removeFirst() }
+            return bytes
+        }
+        let n = integer(&index)
+        return (n, integer(&index))
+    }
+}
+
+struct DPoPProofTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let verifier = DPoPVerifier()
+
+    static func verify(_ proof: String, method: String = "POST", url: String = "https://auth.example.com/oauth2/token",
+                       accessToken: String? = nil, nonce: ((String) -> Bool)? = nil, at now: Date = Self.now) throws(DPoPError) -> VerifiedDPoPProof {
+        try Self.verifier.verify(proof, method: method, url: url, accessToken: accessToken, nonce: nonce, at: now)
+    }
+
+    static func refusal(_ body: () throws(DPoPError) -> VerifiedDPoPProof) -> DPoPError.Code? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    /// RFC 7638 §3.1's example key and its thumbprint (the RFC's own test vector).
+    @Test func theRFC7638ExampleThumbprint() throws {
+        let n = "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"
+        let key = try DPoPPublicKey(jwk: ["kty": "RSA", "n": n, "e": "AQAB", "alg": "RS256", "kid": "2011-04-29"])
+        #expect(key.thumbprint == "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs")
+    }
+
+    @Test func aProofOfEachAlgorithmVerifies() throws {
+        let makers = [
+            ProofMaker.p256(), ProofMaker(key: .ed25519(Curve25519.Signing.PrivateKey())),
+            ProofMaker(key: .rsa(try _RSA.Signing.PrivateKey(keySize: .bits2048), pss: false)),
+            ProofMaker(key: .rsa(try _RSA.Signing.PrivateKey(keySize: .bits2048), pss: true)),
+        ]
+        for maker in makers {
+            let verified = try Self.verify(maker.proof(accessToken: "token-1"), accessToken: "token-1")
+            #expect(verified.thumbprint == (try DPoPPublicKey(jwk: maker.jwk)).thumbprint, "\(maker.alg)")
+            #expect(verified.thumbprint.utf8.count == 43)
+        }
+    }
+
+    @Test func everyCheckRefusesItsViolation() throws {
+        let maker = ProofMaker.p256()
+        let other = ProofMaker.p256()
+        let cases: [(DPoPError.Code, () throws(DPoPError) -> VerifiedDPoPProof)] = [
+            (.wrongType, { () throws(DPoPError) in try Self.verify(maker.proof(header: { $0["typ"] = "JWT" })) }),
+            (.unsupportedAlgorithm, { () throws(DPoPError) in try Self.verify(maker.proof(header: { $0["alg"] = "none" })) }),
+            (.unsupportedAlgorithm, { () throws(DPoPError) in try Self.verify(maker.proof(header: { $0["alg"] = "HS256" })) }),
+            (.privateKey, { () throws(DPoPError) in try Self.verify(maker.proof(header: { $0["jwk"] = maker.jwk.merging(["d": "AAAA"]) { a, _ in a } })) }),
+            (.invalidKey, { () throws(DPoPError) in try Self.verify(maker.proof(header: { $0["jwk"] = nil })) }),
+            (.invalidSignature, { () throws(DPoPError) in try Self.verify(maker.proof(header: { $0["jwk"] = other.jwk })) }),
+            (.invalidSignature, { () throws(DPoPError) in try Self.verify(maker.proof(signature: { s in var s = s; s[10] ^= 1; return s })) }),
+            (.invalidSignature, { () throws(DPoPError) in  // DER is not JWS ES256
+                try Self.verify(maker.proof(signature: { s in Array(try! P256.Signing.ECDSASignature(rawRepresentation: s).derRepresentation) }))
+            }),
+            (.invalidSignature, { () throws(DPoPError) in try Self.verify(maker.proof(header: { $0["alg"] = "EdDSA" })) }),
+            (.methodMismatch, { () throws(DPoPError) in try Self.verify(maker.proof(method: "GET")) }),
+            (.urlMismatch, { () throws(DPoPError) in try Self.verify(maker.proof(url: "https://auth.example.com/oauth2/other")) }),
+            (.urlMismatch, { () throws(DPoPError) in try Self.verify(maker.proof(url: "https://evil.example.com/oauth2/token")) }),
+            (.urlMismatch, { () throws(DPoPError) in try Self.verify(maker.proof(url: "https://auth.example.com/oauth2/token?x=1")) }),
+            (.urlMismatch, { () throws(DPoPError) in try Self.verify(maker.proof(url: "http://auth.example.com/oauth2/token")) }),
+            (.stale, { () throws(DPoPError) in try Self.verify(maker.proof(iat: Self.now.addingTimeInterval(-61))) }),
+            (.future, { () throws(DPoPError) in try Self.verify(maker.proof(iat: Self.now.addingTimeInterval(6))) }),
+            (.malformed, { () throws(DPoPError) in try Self.verify(maker.proof(claims: { $0["iat"] = "1800000000" })) }),
+            (.malformed, { () throws(DPoPError) in try Self.verify(maker.proof(claims: { $0["jti"] = nil })) }),
+            (.missingAccessTokenHash, { () throws(DPoPError) in try Self.verify(maker.proof(), accessToken: "token-1") }),
+            (.accessTokenHashMismatch, { () throws(DPoPError) in try Self.verify(maker.proof(accessToken: "token-2"), accessToken: "token-1") }),
+            (.unexpectedAccessTokenHash, { () throws(DPoPError) in try Self.verify(maker.proof(accessToken: "token-1")) }),
+            (.nonceRequired, { () throws(DPoPError) in try Self.verify(maker.proof(), nonce: { _ in true }) }),
+            (.nonceMismatch, { () throws(DPoPError) in try Self.verify(maker.proof(nonce: "old"), nonce: { $0 == "current" }) }),
+            (.malformed, { () throws(DPoPError) in try Self.verify("a.b") }),
+            (.malformed, { () throws(DPoPError) in try Self.verify(maker.proof() + "=") }),
+            (.tooLarge, { () throws(DPoPError) in try Self.verify(String(repeating: "a", count: 8193)) }),
+        ]
+        for (expected, attempt) in cases {
+            #expect(Self.refusal(attempt) == expected, "expected \(expected)")
+        }
+        // The nonce case that passes, the skew allowance, the normalised URL, a query on the request (ignored).
+        #expect(try Self.verify(maker.proof(nonce: "current"), nonce: { $0 == "current" }).nonce == "current")
+        _ = try Self.verify(maker.proof(iat: Self.now.addingTimeInterval(4)))
+        _ = try Self.verify(maker.proof(url: "HTTPS://Auth.Example.COM:443/oauth2/token"))
+        _ = try Self.verify(maker.proof(), url: "https://auth.example.com/oauth2/token?grant=x")
+        #expect(DPoPError(.nonceRequired, "").oauthError == "use_dpop_nonce" && DPoPError(.stale, "").oauthError == "invalid_dpop_proof")
+    }
+
+    @Test func theReplayCacheRefusesASecondUseUntilItExpires() async throws {
+        let cache = InMemoryDPoPReplayCache(capacity: 2)
+        let later = Date().addingTimeInterval(60)
+        #expect(try await cache.use(jti: "a", thumbprint: "k1", until: later))
+        #expect(try await cache.use(jti: "a", thumbprint: "k1", until: later) == false)
+        #expect(try await cache.use(jti: "a", thumbprint: "k2", until: later))
+        // Full: a new jti is refused rather than an unexpired one forgotten.
+        #expect(try await cache.use(jti: "b", thumbprint: "k1", until: later) == false)
+        let expiring = InMemoryDPoPReplayCache(capacity: 1)
+        #expect(try await expiring.use(jti: "a", thumbprint: "k", until: Date().addingTimeInterval(-1)))
+        #expect(try await expiring.use(jti: "a", thumbprint: "k", until: later), "an expired entry no longer counts")
+    }
+}
