@@ -184,3 +184,23 @@ struct DPoPProofTests {
         #expect(try await expiring.use(jti: "a", thumbprint: "k", until: later), "an expired entry no longer counts")
     }
 }
+
+struct DPoPNonceTests {
+    @Test func nonceOfThisOrTheLastPeriodAreAcceptedAndNothingElse() {
+        let nonces = DPoPNonces(key: SymmetricKey(size: .bits256))
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        let nonce = nonces.current(at: t)
+        #expect(nonces.isAcceptable(nonce, at: t))
+        #expect(nonces.isAcceptable(nonce, at: t.addingTimeInterval(60)), "the previous period's")
+        #expect(!nonces.isAcceptable(nonce, at: t.addingTimeInterval(120)), "older")
+        #expect(!nonces.isAcceptable(nonces.current(at: t.addingTimeInterval(60)), at: t), "from the future")
+        #expect(!DPoPNonces(key: SymmetricKey(size: .bits256)).isAcceptable(nonce, at: t), "another key's")
+        var forged = Array(Base64.urlDecodeCanonical(nonce)!)
+        forged[23] ^= 1
+        #expect(!nonces.isAcceptable(Base64.urlEncode(forged), at: t))
+        #expect(!nonces.isAcceptable("", at: t) && !nonces.isAcceptable(String(repeating: "A", count: 32), at: t))
+        // Another instance with the same key agrees.
+        #expect(DPoPNonces(key: SymmetricKey(data: [UInt8](repeating: 7, count: 32))).current(at: t)
+            == DPoPNonces(key: SymmetricKey(data: [UInt8](repeating: 7, count: 32))).current(at: t))
+    }
+}

@@ -297,6 +297,7 @@ struct FailingStore: TouchstoneStore {
     func updatePassword(userId: String, passwordHash: String?) async throws -> Bool { throw self.error }
     func lockUser(id: String) async throws -> Bool { throw self.error }
     func insertPendingSignUp(_ signUp: PendingSignUpRecord) async throws { throw self.error }
+    func recordDPoPProof(thumbprint: String, jti: String, expiresAt: Date) async throws -> Bool { throw self.error }
     func consumePendingSignUp(id: String, kind: PendingSignUpRecord.Kind) async throws -> PendingSignUpRecord? { throw self.error }
     func credentials(userId: String) async throws -> CredentialSummary { throw self.error }
     func insertSetting(name: String, value: String, at: Date) async throws -> Bool { throw self.error }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import TouchstoneStore
 
 // MARK: SignUpStore
@@ -8,5 +8,12 @@ extension ComposedStore {
     }
     public func consumePendingSignUp(id: String, kind: PendingSignUpRecord.Kind) async throws -> PendingSignUpRecord? {
         try await self.signUps.consumePendingSignUp(id: id, kind: kind)
+    }
+}
+
+// MARK: DPoPStore
+extension ComposedStore {
+    public func recordDPoPProof(thumbprint: String, jti: String, expiresAt: Date) async throws -> Bool {
+        try await self.dpop.recordDPoPProof(thumbprint: thumbprint, jti: jti, expiresAt: expiresAt)
     }
 }

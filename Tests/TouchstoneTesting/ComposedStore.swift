@@ -30,6 +30,7 @@ public struct ComposedStore: TouchstoneStore {
     public var recovery: any RecoveryStore
     public var phoneApproval: any PhoneApprovalStore
     public var signUps: any SignUpStore
+    public var dpop: any DPoPStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -54,6 +55,7 @@ public struct ComposedStore: TouchstoneStore {
         self.recovery = base
         self.phoneApproval = base
         self.signUps = base
+        self.dpop = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }

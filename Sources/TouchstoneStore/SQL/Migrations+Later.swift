@@ -230,5 +230,20 @@ extension Migrations {
                 "CREATE INDEX pending_sign_ups_expires_at ON pending_sign_ups (expires_at)",
             ]
         ),
+        Migration(
+            version: 23,
+            name: "The jti of accepted DPoP proofs, until they expire",
+            statements: [
+                """
+                CREATE TABLE dpop_proofs (
+                    thumbprint TEXT NOT NULL,
+                    jti TEXT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    PRIMARY KEY (thumbprint, jti)
+                )
+                """,
+                "CREATE INDEX dpop_proofs_expires_at ON dpop_proofs (expires_at)",
+            ]
+        ),
     ]
 }

@@ -108,6 +108,8 @@ public struct SQLTouchstoneStore: TouchstoneStore {
                 RETURNING id
                 """
             ).all().count
+            // DPoP proofs too old to be accepted again anyway.
+            try await db.raw("DELETE FROM dpop_proofs WHERE expires_at < \(bind: cutoff.millis)").run()
             // Sign-ups without a password that were never finished.
             try await db.raw("DELETE FROM pending_sign_ups WHERE expires_at < \(bind: cutoff.millis)").run()
             // Mailed codes and links that can no longer be used.
