@@ -61,18 +61,30 @@ struct PasskeyService: Sendable {
         )
         let existing = try await self.store.passkeys(userId: caller.user.id)
         self.audit.metrics?.started(.passkeyRegistration)
-        return CreationOptionsJSON(
+        return self.creationOptions(
+            userId: caller.user.id, email: caller.user.email, displayName: caller.user.displayName, challenge: challenge,
+            excluding: existing.map(\.credentialId), userVerification: self.relyingParty.userVerification, hints: hints)
+    }
+
+    /// Creation options for a new passkey of `userId` (the account's own registration, a passkey sign-up, a reset
+    /// completed with a passkey): the relying party, the user handle, the algorithms, a resident key, the attestation.
+    func creationOptions(
+        userId: String,
+        email: String,
+        displayName: String?,
+        challenge: String,
+        excluding credentialIds: [String],
+        userVerification: UserVerificationRequirement,
+        hints: [PasskeyHint]?
+    ) -> CreationOptionsJSON {
+        CreationOptionsJSON(
             rp: .init(id: self.relyingParty.id, name: self.relyingParty.name),
-            user: .init(
-                id: Base64.urlEncode(Self.userHandle(of: caller.user.id)),
-                name: caller.user.email,
-                displayName: caller.user.displayName ?? caller.user.email
-            ),
+            user: .init(id: Base64.urlEncode(Self.userHandle(of: userId)), name: email, displayName: displayName ?? email),
             challenge: challenge,
             pubKeyCredParams: self.relyingParty.algorithms.map { .init(alg: $0.rawValue) },
             timeout: self.timeoutMilliseconds,
-            excludeCredentials: existing.map { .init(id: $0.credentialId) },
-            authenticatorSelection: .init(userVerification: self.relyingParty.userVerification.rawValue),
+            excludeCredentials: credentialIds.map { .init(id: $0) },
+            authenticatorSelection: .init(userVerification: userVerification.rawValue),
             attestation: self.settings.attestation,
             hints: self.hintsJSON(hints)
         )

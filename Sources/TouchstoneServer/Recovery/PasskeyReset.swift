@@ -57,17 +57,9 @@ struct PasskeyReset: Sendable {
             )
         )
         let existing = try await self.store.passkeys(userId: user.id)
-        return CreationOptionsJSON(
-            rp: .init(id: self.passkeys.relyingParty.id, name: self.passkeys.relyingParty.name),
-            user: .init(id: Base64.urlEncode(PasskeyService.userHandle(of: user.id)), name: user.email, displayName: user.displayName ?? user.email),
-            challenge: challenge,
-            pubKeyCredParams: self.passkeys.relyingParty.algorithms.map { .init(alg: $0.rawValue) },
-            timeout: self.passkeys.timeoutMilliseconds,
-            excludeCredentials: existing.map { .init(id: $0.credentialId) },
-            authenticatorSelection: .init(userVerification: UserVerificationRequirement.required.rawValue),
-            attestation: self.passkeys.settings.attestation,
-            hints: self.passkeys.settings.hints.isEmpty ? nil : self.passkeys.settings.hints
-        )
+        return self.passkeys.creationOptions(
+            userId: user.id, email: user.email, displayName: user.displayName, challenge: challenge,
+            excluding: existing.map(\.credentialId), userVerification: .required, hints: nil)
     }
 
     func confirm(_ proof: Proof, response: RegistrationResponseJSON, name: String?) async throws -> RecoveryService.Reset {

@@ -125,34 +125,17 @@ struct DeviceKeySignUpService: Sendable {
         )
         let (token, session) = self.sessions.make(for: user, method: .biometric, registrationId: registration.id)
         let deviceCredential = self.deviceKeys.secrets.newToken()
-        var created = self.audit.event(.userCreated, userId: user.id, reason: "device_key", webhookData: ["email": .string(user.email)])
-        if let opened = self.audit.webhook(
-            "session.created",
-            data: ["userId": .string(user.id), "method": .string("sign_up"), "registrationId": .string(registration.id), "passkeyId": .null]
-        ) {
-            created.webhooks.append(opened)
-        }
-        let events = [created, self.audit.event(.registrationFinished, userId: user.id, registrationId: registration.id, reason: "sign_up")]
-        let verification = try await self.recovery.signUpVerification(for: user)
-        do {
-            try await self.store.unitOfWork { tx in
-                try await tx.insertUser(user)
+        let finished = self.audit.event(.registrationFinished, userId: user.id, registrationId: registration.id, reason: "sign_up")
+        let store = self.store
+        try await NewAccount(store: self.store, audit: self.audit, recovery: self.recovery).commit(
+            user: user, session: session, how: "device_key", registrationId: registration.id, events: [finished],
+            credential: { tx in
                 try await tx.insertRegistration(registration)
                 _ = try await tx.activateRegistration(id: registration.id, replacing: .sameDevice, at: now)
                 try await tx.setDeviceCredential(registrationId: registration.id, credentialHash: Secrets.hash(token: deviceCredential), at: now)
-                try await tx.insertSession(session)
-                for event in events { try await tx.insertAuditEvent(event) }
-                if let (challenge, mail) = verification {
-                    try await tx.replaceEmailChallenge(challenge)
-                    try await tx.enqueueMail(mail)
-                }
-            }
-        } catch let error as StoreError where error == .conflict {
-            if try await self.store.user(email: user.email) != nil { throw APIError.emailTaken }
-            throw APIError.deviceEnrolledForAnotherUser
-        }
-        self.audit.committed(events)
-        if verification != nil { self.recovery.mailer.committed() }
+            },
+            conflict: { try await store.user(email: user.email) != nil ? APIError.emailTaken : APIError.deviceEnrolledForAnotherUser }
+        )
         guard let active = try await self.store.registration(id: registration.id) else { throw APIError.registrationNotFound }
         return SignedUp(user: user, token: token, session: session, registration: active, deviceCredential: deviceCredential)
     }

@@ -40,17 +40,8 @@ struct PasskeySignUpService: Sendable {
             )
         )
         self.audit.metrics?.started(.passkeyRegistration)
-        return CreationOptionsJSON(
-            rp: .init(id: self.passkeys.relyingParty.id, name: self.passkeys.relyingParty.name),
-            user: .init(id: Base64.urlEncode(PasskeyService.userHandle(of: userId)), name: email, displayName: displayName ?? email),
-            challenge: challenge,
-            pubKeyCredParams: self.passkeys.relyingParty.algorithms.map { .init(alg: $0.rawValue) },
-            timeout: self.passkeys.timeoutMilliseconds,
-            excludeCredentials: [],
-            authenticatorSelection: .init(userVerification: UserVerificationRequirement.required.rawValue),
-            attestation: self.passkeys.settings.attestation,
-            hints: hints.map { $0.map(\.rawValue) } ?? (self.passkeys.settings.hints.isEmpty ? nil : self.passkeys.settings.hints)
-        )
+        return self.passkeys.creationOptions(
+            userId: userId, email: email, displayName: displayName, challenge: challenge, excluding: [], userVerification: .required, hints: hints)
     }
 
     /// - Throws: 401 `challenge_not_found` (unknown, used, or another ceremony's), `challenge_expired`; 400
@@ -80,34 +71,16 @@ struct PasskeySignUpService: Sendable {
         var (token, session) = self.sessions.make(for: user, method: .passkey)
         session.strongAuthenticatedAt = now  // user verification was required
         session.acr = verified.backupEligible ? ACR.phr.rawValue : ACR.phrh.rawValue
-        var created = self.audit.event(.userCreated, userId: user.id, reason: "passkey", webhookData: ["email": .string(user.email)])
-        if let opened = self.audit.webhook(
-            "session.created",
-            data: ["userId": .string(user.id), "method": .string("sign_up"), "registrationId": .null, "passkeyId": .string(passkey.id)]
-        ) {
-            created.webhooks.append(opened)
-        }
-        let events = [created, self.audit.event(.passkeyAdded, userId: user.id, passkeyId: passkey.id, reason: "sign_up")]
-        let verification = try await self.recovery.signUpVerification(for: user)
-        let stored = session
-        do {
-            try await self.store.unitOfWork { tx in
-                try await tx.insertUser(user)
-                try await tx.insertPasskey(passkey)
-                try await tx.insertSession(stored)
-                for event in events { try await tx.insertAuditEvent(event) }
-                if let (challenge, mail) = verification {
-                    try await tx.replaceEmailChallenge(challenge)
-                    try await tx.enqueueMail(mail)
-                }
+        let added = self.audit.event(.passkeyAdded, userId: user.id, passkeyId: passkey.id, reason: "sign_up")
+        let store = self.store
+        try await NewAccount(store: self.store, audit: self.audit, recovery: self.recovery).commit(
+            user: user, session: session, how: "passkey", passkeyId: passkey.id, events: [added],
+            credential: { tx in try await tx.insertPasskey(passkey) },
+            conflict: {
+                // The address or the credential id (each unique): the address is the one a person can do something about.
+                try await store.user(email: user.email) != nil ? APIError.emailTaken : APIError.passkeyAlreadyRegistered
             }
-        } catch let error as StoreError where error == .conflict {
-            // The address or the credential id (each unique): the address is the one a person can do something about.
-            if try await self.store.user(email: user.email) != nil { throw APIError.emailTaken }
-            throw APIError.passkeyAlreadyRegistered
-        }
-        self.audit.committed(events)
-        if verification != nil { self.recovery.mailer.committed() }
+        )
         return (user, token, session)
     }
 }
