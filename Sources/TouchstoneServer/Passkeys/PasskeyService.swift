@@ -131,6 +131,21 @@ struct PasskeyService: Sendable {
         return record
     }
 
+    /// A registration response's bytes and the challenge its (not yet verified) client data names: 400
+    /// `invalid_request` for fields that are not base64url, `invalid_passkey_registration` for client data that is
+    /// not JSON of the right shape.
+    static func registrationParts(_ response: RegistrationResponseJSON) throws
+        -> (credentialId: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], challenge: String)
+    {
+        let decoded = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
+        do {
+            let challenge = Base64.urlEncode(try CollectedClientData(bytes: decoded.clientDataJSON).challenge)
+            return (decoded.credentialId, decoded.clientDataJSON, decoded.attestationObject, challenge)
+        } catch {
+            throw APIError.invalidPasskeyRegistration(error)
+        }
+    }
+
     /// Every WebAuthn check of a registration (attestation policy, metadata, origins; user verification when
     /// `requireUserVerification`) against `challenge`, and the passkey record it gives `userId` (not stored).
     func verifyNewCredential(

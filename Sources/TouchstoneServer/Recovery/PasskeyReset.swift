@@ -65,18 +65,8 @@ struct PasskeyReset: Sendable {
     func confirm(_ proof: Proof, response: RegistrationResponseJSON, name: String?) async throws -> RecoveryService.Reset {
         let (reset, user) = try await self.check(proof)
         let now = self.recovery.core.now()
-        let decoded: (credentialId: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8])
-        do {
-            decoded = try response.decoded()
-        } catch {
-            throw APIError.invalidRequest(error.reason)
-        }
-        let challenge: String
-        do {
-            challenge = Base64.urlEncode(try CollectedClientData(bytes: decoded.clientDataJSON).challenge)
-        } catch {
-            throw APIError.invalidPasskeyRegistration(error)
-        }
+        let decoded = try PasskeyService.registrationParts(response)
+        let challenge = decoded.challenge
         guard let issued = try await self.store.consumeWebAuthnChallenge(challenge, purpose: .registration, at: now),
             issued.userId == user.id
         else {

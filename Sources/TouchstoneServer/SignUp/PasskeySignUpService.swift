@@ -50,18 +50,8 @@ struct PasskeySignUpService: Sendable {
     func verify(_ response: RegistrationResponseJSON, name: String?) async throws -> (UserRecord, String, SessionRecord) {
         guard self.enabled else { throw APIError.signUpDisabled }
         let now = self.now()
-        let decoded: (credentialId: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8])
-        do {
-            decoded = try response.decoded()
-        } catch {
-            throw APIError.invalidRequest(error.reason)
-        }
-        let challenge: String
-        do {
-            challenge = Base64.urlEncode(try CollectedClientData(bytes: decoded.clientDataJSON).challenge)
-        } catch {
-            throw APIError.invalidPasskeyRegistration(error)
-        }
+        let decoded = try PasskeyService.registrationParts(response)
+        let challenge = decoded.challenge
         guard let pending = try await self.store.consumePendingSignUp(id: challenge, kind: .passkey) else { throw APIError.challengeNotFound }
         guard now < pending.expiresAt else { throw APIError.challengeExpired }
         let (passkey, verified) = try await self.passkeys.verifyNewCredential(
