@@ -66,30 +66,6 @@ struct PasskeyService: Sendable {
             excluding: existing.map(\.credentialId), userVerification: self.relyingParty.userVerification, hints: hints)
     }
 
-    /// Creation options for a new passkey of `userId` (the account's own registration, a passkey sign-up, a reset
-    /// completed with a passkey): the relying party, the user handle, the algorithms, a resident key, the attestation.
-    func creationOptions(
-        userId: String,
-        email: String,
-        displayName: String?,
-        challenge: String,
-        excluding credentialIds: [String],
-        userVerification: UserVerificationRequirement,
-        hints: [PasskeyHint]?
-    ) -> CreationOptionsJSON {
-        CreationOptionsJSON(
-            rp: .init(id: self.relyingParty.id, name: self.relyingParty.name),
-            user: .init(id: Base64.urlEncode(Self.userHandle(of: userId)), name: email, displayName: displayName ?? email),
-            challenge: challenge,
-            pubKeyCredParams: self.relyingParty.algorithms.map { .init(alg: $0.rawValue) },
-            timeout: self.timeoutMilliseconds,
-            excludeCredentials: credentialIds.map { .init(id: $0) },
-            authenticatorSelection: .init(userVerification: userVerification.rawValue),
-            attestation: self.settings.attestation,
-            hints: self.hintsJSON(hints)
-        )
-    }
-
     func verifyRegistration(
         caller: AuthenticatedSession,
         response: RegistrationResponseJSON,
@@ -129,76 +105,6 @@ struct PasskeyService: Sendable {
             throw APIError.passkeyAlreadyRegistered
         }
         return record
-    }
-
-    /// A registration response's bytes and the challenge its (not yet verified) client data names: 400
-    /// `invalid_request` for fields that are not base64url, `invalid_passkey_registration` for client data that is
-    /// not JSON of the right shape.
-    static func registrationParts(_ response: RegistrationResponseJSON) throws
-        -> (credentialId: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], challenge: String)
-    {
-        let decoded = try Self.invalidRequestOnFailure { () throws(WebAuthnError) in try response.decoded() }
-        do {
-            let challenge = Base64.urlEncode(try CollectedClientData(bytes: decoded.clientDataJSON).challenge)
-            return (decoded.credentialId, decoded.clientDataJSON, decoded.attestationObject, challenge)
-        } catch {
-            throw APIError.invalidPasskeyRegistration(error)
-        }
-    }
-
-    /// Every WebAuthn check of a registration (attestation policy, metadata, origins; user verification when
-    /// `requireUserVerification`) against `challenge`, and the passkey record it gives `userId` (not stored).
-    func verifyNewCredential(
-        rawId: [UInt8],
-        clientDataJSON: [UInt8],
-        attestationObject: [UInt8],
-        challenge: String,
-        userId: String,
-        name: String?,
-        mediation: RelyingParty.Mediation,
-        requireUserVerification: Bool = false,
-        at now: Date
-    ) async throws -> (PasskeyRecord, VerifiedRegistration) {
-        // The metadata BLOB in use now (never waited for: a refresh runs in the background).
-        var relyingParty = self.relyingParty
-        relyingParty.metadata = self.metadata?.current
-        if requireUserVerification { relyingParty.userVerification = .required }
-        if relyingParty.requireCertifiedAuthenticators && relyingParty.metadata == nil { throw APIError.authenticatorMetadataUnavailable }
-        let verified: VerifiedRegistration
-        do {
-            verified = try await relyingParty.verifyRegistration(
-                clientDataJSON: clientDataJSON,
-                attestationObject: attestationObject,
-                challenge: try Self.decode(challenge, field: "challenge"),
-                mediation: mediation,
-                at: now
-            )
-        } catch let error as WebAuthnError where error.code == .authenticatorStatusRefused || error.code == .uncertifiedAuthenticator {
-            throw APIError.authenticatorNotAllowed(error)
-        } catch {
-            throw APIError.invalidPasskeyRegistration(error)
-        }
-        guard rawId == verified.credentialId else {
-            throw APIError.invalidPasskeyRegistration(WebAuthnError(.malformed, "rawId is not the attested credential id"))
-        }
-        var record = PasskeyRecord(
-            id: self.secrets.newIdentifier(),
-            credentialId: Base64.urlEncode(verified.credentialId),
-            userId: userId,
-            name: name,
-            publicKey: verified.publicKey,
-            algorithm: verified.algorithm.rawValue,
-            signCount: Int64(verified.signCount),
-            aaguid: verified.aaguidString,
-            backupEligible: verified.backupEligible,
-            backedUp: verified.backupState,
-            attestationFormat: verified.format,
-            attestationType: verified.attestationType.rawValue,
-            createdAt: now
-        )
-        record.createdVia = mediation.rawValue
-        record.attestationKeyId = verified.attestationKeyIdentifier
-        return (record, verified)
     }
 
     // MARK: Authentication
@@ -459,7 +365,7 @@ struct PasskeyService: Sendable {
     // MARK: Helpers
 
     /// The request's hints, else the configured ones; nil (left out of the options) when there are none.
-    private func hintsJSON(_ requested: [PasskeyHint]?) -> [String]? {
+    func hintsJSON(_ requested: [PasskeyHint]?) -> [String]? {
         let hints = requested.map { $0.map(\.rawValue) } ?? self.settings.hints
         return hints.isEmpty ? nil : hints
     }
@@ -487,7 +393,7 @@ struct PasskeyService: Sendable {
     }
 
     /// Base64url fields that do not decode are a malformed request, not a failed verification.
-    private static func invalidRequestOnFailure<T>(_ body: () throws(WebAuthnError) -> T) throws -> T {
+    static func invalidRequestOnFailure<T>(_ body: () throws(WebAuthnError) -> T) throws -> T {
         do {
             return try body()
         } catch {
@@ -495,7 +401,7 @@ struct PasskeyService: Sendable {
         }
     }
 
-    private static func decode(_ text: String, field: String) throws -> [UInt8] {
+    static func decode(_ text: String, field: String) throws -> [UInt8] {
         guard let bytes = Base64.decode(text, maxDecodedLength: 32 * 1024) else {
             throw APIError.invalidRequest("field '\(field)' is not base64url")
         }
