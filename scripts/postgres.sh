@@ -48,7 +48,7 @@ case "$cmd" in
     if ! as_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
       close_inherited_fds
       as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${PG_FSYNC:-off} -c max_connections=200" start >/dev/null
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${PG_FSYNC:-off} -c max_connections=1000" start >/dev/null
     fi
     psql() { as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
     [ "$(psql -c "SELECT 1 FROM pg_roles WHERE rolname='touchstone'")" = 1 ] || psql -c "CREATE ROLE touchstone LOGIN"

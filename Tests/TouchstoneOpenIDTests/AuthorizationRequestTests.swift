@@ -78,7 +78,7 @@ struct AuthorizationRequestTests {
         #expect(metadata.jwks_uri == "https://id.example.com/.well-known/jwks.json")
         #expect(Set(metadata.scopes_supported).isSuperset(of: ["openid", "email", "profile", "offline_access"]))
         #expect(metadata.code_challenge_methods_supported == ["S256"] && metadata.response_modes_supported == ["query"])
-        #expect(metadata.prompt_values_supported == ["none", "login", "consent", "select_account"])
+        #expect(metadata.prompt_values_supported == ["none", "login", "consent", "select_account", "create"])
         #expect(ProviderMetadata(issuer: "https://id.example.com/", signingAlgorithms: []).token_endpoint == "https://id.example.com/oauth2/token")
     }
 }

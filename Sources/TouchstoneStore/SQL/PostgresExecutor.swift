@@ -297,8 +297,11 @@ public final class PostgresExecutor: SQLExecutor {
 
     /// Serialises migrations across instances that start at the same time.
     public var migrationLock: SQLQueryString? {
-        // An arbitrary constant key, "tchstone" in ASCII: held until the migration transaction ends.
-        "SELECT pg_advisory_xact_lock(8387236455436332645)"
+        // An arbitrary constant key ("tchstone" in ASCII) mixed with the schema's name, held until the migration
+        // transaction ends: the instances of one deployment (one schema) migrate one at a time, and deployments or test
+        // fixtures in other schemas of the same database do not queue behind each other (under a full test run dozens
+        // of schemas migrate at once; one shared key made some wait long enough to meet the pool's outage handling).
+        "SELECT pg_advisory_xact_lock(8387236455436332645 # hashtext(current_schema())::bigint)"
     }
 
     public var hasDataModifyingWith: Bool { true }
