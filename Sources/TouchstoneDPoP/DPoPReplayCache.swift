@@ -5,8 +5,9 @@ import Synchronization
 /// proof whose `jti` is already there is a replay. One instance may keep them in memory
 /// (``InMemoryDPoPReplayCache``); several instances need a store they share (the server uses its database).
 public protocol DPoPReplayCache: Sendable {
-    /// Records `jti` of the key `thumbprint` until `until`; false when it was recorded already (a replay).
-    func use(jti: String, thumbprint: String, until: Date) async throws -> Bool
+    /// Records `jti` of the key `thumbprint` until `until`; false when it was recorded already and has not expired at
+    /// `now` (a replay).
+    func use(jti: String, thumbprint: String, until: Date, at now: Date) async throws -> Bool
 }
 
 /// A bounded in-memory ``DPoPReplayCache`` for one instance: expired entries are dropped as new ones come; when full, a
@@ -21,9 +22,8 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
         self.state = Mutex(([:], []))
     }
 
-    public func use(jti: String, thumbprint: String, until: Date) async throws -> Bool {
+    public func use(jti: String, thumbprint: String, until: Date, at now: Date) async throws -> Bool {
         let key = thumbprint + " " + jti
-        let now = Date()
         return self.state.withLock { state in
             // Drop what expired, oldest first (entries are kept in insertion order; their expiries grow with it).
             var dropped = 0

@@ -173,15 +173,16 @@ struct DPoPProofTests {
 
     @Test func theReplayCacheRefusesASecondUseUntilItExpires() async throws {
         let cache = InMemoryDPoPReplayCache(capacity: 2)
-        let later = Date().addingTimeInterval(60)
-        #expect(try await cache.use(jti: "a", thumbprint: "k1", until: later))
-        #expect(try await cache.use(jti: "a", thumbprint: "k1", until: later) == false)
-        #expect(try await cache.use(jti: "a", thumbprint: "k2", until: later))
+        let later = Self.now.addingTimeInterval(60)
+        #expect(try await cache.use(jti: "a", thumbprint: "k1", until: later, at: Self.now))
+        #expect(try await cache.use(jti: "a", thumbprint: "k1", until: later, at: Self.now) == false)
+        #expect(try await cache.use(jti: "a", thumbprint: "k2", until: later, at: Self.now))
         // Full: a new jti is refused rather than an unexpired one forgotten.
-        #expect(try await cache.use(jti: "b", thumbprint: "k1", until: later) == false)
-        let expiring = InMemoryDPoPReplayCache(capacity: 1)
-        #expect(try await expiring.use(jti: "a", thumbprint: "k", until: Date().addingTimeInterval(-1)))
-        #expect(try await expiring.use(jti: "a", thumbprint: "k", until: later), "an expired entry no longer counts")
+        #expect(try await cache.use(jti: "b", thumbprint: "k1", until: later, at: Self.now) == false)
+        // Once the entries expire they no longer count, and make room.
+        let afterwards = later.addingTimeInterval(1)
+        #expect(try await cache.use(jti: "a", thumbprint: "k1", until: afterwards.addingTimeInterval(60), at: afterwards))
+        #expect(try await cache.use(jti: "b", thumbprint: "k1", until: afterwards.addingTimeInterval(60), at: afterwards))
     }
 }
 

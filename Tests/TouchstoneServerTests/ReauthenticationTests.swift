@@ -80,6 +80,24 @@ struct ReauthenticationTests {
         }
     }
 
+    /// Wrong re-authentication signatures count toward the device key's lockout, as at sign-in; a locked or revoked
+    /// key gets no challenge.
+    @Test func wrongSignaturesLockTheDeviceKeyAndARevokedOneIsRefused() async throws {
+        try await FreshAuthenticationTests.withAccount(.sqlite) { setup, sessions, driver in
+            let stale = try #require(sessions[.stalePassword])
+            for _ in 0..<5 {
+                let challenge = try #require(try await driver.deviceKeyChallenge(stale).value("challenge"))
+                #expect(try await driver.withDeviceKey(stale, challenge: challenge, key: TestDeviceKey(.es256)).errorCode == "invalid_signature")
+            }
+            let locked = try await driver.deviceKeyChallenge(stale)
+            #expect(locked.status.code == 423 && locked.errorCode == "registration_locked")
+            let fresh = try #require(sessions[.password])
+            #expect(try await setup.client.request(.delete, "/v1/biometrics/registrations/\(driver.registrationId)", token: fresh).status == .noContent)
+            let revoked = try await driver.deviceKeyChallenge(stale)
+            #expect(revoked.status == .unauthorized && revoked.errorCode == "registration_revoked")
+        }
+    }
+
     @Test(arguments: NulInputTests.databases)
     func aPasskeyWithUserVerificationMakesASessionFresh(database: NulInputTests.Database) async throws {
         try await Self.withPasskeyAccount(database) { client, token, credential, clock in
