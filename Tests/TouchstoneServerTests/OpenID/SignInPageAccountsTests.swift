@@ -59,6 +59,11 @@ struct SignInPageAccountsTests {
             let again = try await other.get(app.authorize(extra: [("prompt", "create")]).uri)
             let taken = try await other.post("/oauth2/authorize", form: again.form(action: "sign_up") + [("email", email), ("password", "another passphrase")])
             #expect(taken.status == .conflict && taken.html.contains("<details id=\"create-account\" open>"))
+            // The page takes only a session just made by a passkey sign-up, not any session its script might post.
+            let someSession = try #require(try await client.request(
+                .post, "/v1/sessions", json: ["email": email, "password": "a brand new passphrase"]).value("session", "token"))
+            let posted = try await other.post("/oauth2/authorize", form: again.form(action: "passkey_sign_up").filter { $0.0 != "session" } + [("session", someSession)])
+            #expect(posted.status == .unauthorized && posted.html.contains("That is not an account just created with a passkey"))
             let none = try await other.get(app.authorize(extra: [("prompt", "create none")]).uri)
             let location = try #require(none.location)
             #expect(none.status == .found && OpenIDBrowser.query(location)["error"] == "invalid_request")
