@@ -167,6 +167,7 @@ let package = Package(
             name: "TouchstoneServer",
             dependencies: [
                 "TouchstoneCrypto",
+                "TouchstoneDPoP",
                 "TouchstoneStore",
                 "TouchstoneWebAuthn",
                 "TouchstoneAuth",
@@ -213,6 +214,7 @@ let package = Package(
         .target(
             name: "TouchstoneAuth",
             dependencies: [
+                "TouchstoneDPoP",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -228,6 +230,7 @@ let package = Package(
             dependencies: [
                 "TouchstoneServer",
                 "TouchstoneWebAuthn",
+                "TouchstoneCrypto",
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -291,6 +294,7 @@ let package = Package(
             dependencies: [
                 "TouchstoneDPoP",
                 "TouchstoneCrypto",
+                "TouchstoneTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

@@ -33,6 +33,9 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
     public var authenticationContext: String?
     /// `grant_id`: the authorization (token family) an OpenID client's token belongs to; revoking it ends the token.
     public var grantId: String?
+    /// `cnf.jkt` (RFC 9449 §6.1): the SHA-256 JWK thumbprint of the DPoP key the token is bound to. A bound token is
+    /// accepted only with a DPoP proof from that key (``DPoPRequirement``), never as a bearer token.
+    public var confirmationThumbprint: String?
 
     public init(
         issuer: String,
@@ -48,7 +51,8 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         methods: [String],
         scope: String? = nil,
         authenticationContext: String? = nil,
-        grantId: String? = nil
+        grantId: String? = nil,
+        confirmationThumbprint: String? = nil
     ) {
         self.issuer = issuer
         self.subject = subject
@@ -64,6 +68,7 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         self.scope = scope
         self.authenticationContext = authenticationContext
         self.grantId = grantId
+        self.confirmationThumbprint = confirmationThumbprint
     }
 
     enum CodingKeys: String, CodingKey {
@@ -81,6 +86,12 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         case scope
         case authenticationContext = "acr"
         case grantId = "grant_id"
+        case confirmation = "cnf"
+    }
+
+    /// The `cnf` object (RFC 7800 §3.1); only its `jkt` member is read.
+    struct Confirmation: Codable, Hashable {
+        var jkt: String?
     }
 
     public init(from decoder: any Decoder) throws {
@@ -99,6 +110,7 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         self.scope = try container.decodeIfPresent(String.self, forKey: .scope)
         self.authenticationContext = try container.decodeIfPresent(String.self, forKey: .authenticationContext)
         self.grantId = try container.decodeIfPresent(String.self, forKey: .grantId)
+        self.confirmationThumbprint = try container.decodeIfPresent(Confirmation.self, forKey: .confirmation)?.jkt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -117,6 +129,7 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         try container.encodeIfPresent(self.scope, forKey: .scope)
         try container.encodeIfPresent(self.authenticationContext, forKey: .authenticationContext)
         try container.encodeIfPresent(self.grantId, forKey: .grantId)
+        try container.encodeIfPresent(self.confirmationThumbprint.map { Confirmation(jkt: $0) }, forKey: .confirmation)
     }
 
     /// Claims are checked by ``AccessTokenVerifier`` with its clock and leeway, not by jwt-kit.

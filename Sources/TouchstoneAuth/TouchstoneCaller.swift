@@ -4,9 +4,14 @@ public import Foundation
 public struct TouchstoneCaller: Sendable, Hashable {
     /// The verified claims.
     public let claims: AccessTokenClaims
+    /// The JWK thumbprint of the DPoP key the caller proved it holds (RFC 9449): the token is bound to it, and the
+    /// request carried a valid proof from it. Nil for a bearer token. An API can tie its own records (a device, a
+    /// payment mandate) to this key.
+    public let dpopThumbprint: String?
 
-    public init(claims: AccessTokenClaims) {
+    public init(claims: AccessTokenClaims, dpopThumbprint: String? = nil) {
         self.claims = claims
+        self.dpopThumbprint = dpopThumbprint
     }
 
     /// `sub`: the Touchstone user id.

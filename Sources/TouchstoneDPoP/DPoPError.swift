@@ -8,6 +8,10 @@ public struct DPoPError: Error, Hashable, Sendable, CustomStringConvertible {
         case methodMismatch = "htm_mismatch", urlMismatch = "htu_mismatch", stale, future
         case missingAccessTokenHash = "ath_missing", accessTokenHashMismatch = "ath_mismatch", unexpectedAccessTokenHash = "ath_unexpected"
         case nonceRequired = "nonce_required", nonceMismatch = "nonce_mismatch", replayed
+        /// No proof where one is required (a client registered for DPoP, a bound code, token or session).
+        case missing
+        /// A proof from another key than the one the code, token or session is bound to.
+        case keyMismatch = "key_mismatch"
     }
 
     public var code: Code

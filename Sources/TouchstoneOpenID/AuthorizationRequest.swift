@@ -20,6 +20,9 @@ public struct AuthorizationRequest: Sendable, Hashable {
     /// `acr_values` in order of preference; values other than ``ACR/supported`` are kept and ignored.
     public let acrValues: [String]
     public let loginHint: String?
+    /// `dpop_jkt` (RFC 9449 §10): the JWK thumbprint of the DPoP key the code is bound to; the token request must
+    /// carry a proof from that key.
+    public let dpopThumbprint: String?
 
     /// The `prompt` values the provider supports (OpenID Connect Core §3.1.2.1; `create` from Initiating User
     /// Registration via OpenID Connect 1.0: the page opens at account creation).
@@ -61,7 +64,7 @@ public struct AuthorizationRequest: Sendable, Hashable {
         self.redirectURI = redirectURI
         // Each parameter once (RFC 6749 §3.1), whatever else is wrong.
         for name in ["response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt", "max_age",
-            "acr_values", "login_hint", "response_mode", "request", "request_uri"]
+            "acr_values", "login_hint", "response_mode", "request", "request_uri", "dpop_jkt"]
         {
             _ = try parameters.single(name)
         }
@@ -122,6 +125,17 @@ public struct AuthorizationRequest: Sendable, Hashable {
             throw .invalidRequest("parameter 'login_hint' is longer than \(Self.maximumLoginHintLength) bytes")
         }
         self.loginHint = hint
+        let thumbprint = try parameters.single("dpop_jkt")
+        if let thumbprint, !Self.isThumbprint(thumbprint) {
+            throw .invalidRequest("dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters)")
+        }
+        self.dpopThumbprint = thumbprint
+    }
+
+    /// A SHA-256 JWK thumbprint as RFC 7638 writes it: 43 base64url characters, the last a canonical one.
+    static func isThumbprint(_ text: String) -> Bool {
+        // The same shape as a PKCE S256 challenge: 32 bytes, base64url without padding.
+        PKCE.isValidChallenge(text)
     }
 
     /// Whether the request is OpenID Connect (and so gets an ID token).

@@ -25,6 +25,8 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
         case unknownUserId = "unknown_user_id"
         case invalidBindingMessage = "invalid_binding_message"
         case unauthorizedClient = "unauthorized_client"
+        case invalidDPoPProof = "invalid_dpop_proof"
+        case useDPoPNonce = "use_dpop_nonce"
     }
 
     private let kind: Code
@@ -77,6 +79,10 @@ public struct OpenIDError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func invalidBindingMessage(_ reason: String) -> Self { Self(.invalidBindingMessage, reason) }
     /// The client may not use this flow (RFC 6749 §5.2; CIBA §13: a client not registered for CIBA).
     public static func unauthorizedClient(_ reason: String) -> Self { Self(.unauthorizedClient, reason) }
+    /// RFC 9449 §5: the DPoP proof is missing where required, malformed, or not for this request.
+    public static func invalidDPoPProof(_ reason: String) -> Self { Self(.invalidDPoPProof, reason) }
+    /// RFC 9449 §8: the proof lacks the server's current nonce (sent in `DPoP-Nonce`).
+    public static func useDPoPNonce(_ reason: String) -> Self { Self(.useDPoPNonce, reason) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
     public func hash(into hasher: inout Hasher) { hasher.combine(self.kind) }

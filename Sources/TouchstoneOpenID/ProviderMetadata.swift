@@ -34,6 +34,8 @@ public struct ProviderMetadata: Encodable, Sendable, Hashable {
     public var backchannel_authentication_endpoint: String
     public var backchannel_token_delivery_modes_supported = ["poll"]
     public var backchannel_user_code_parameter_supported = false
+    /// RFC 9449 §5.1: the JWS algorithms accepted in DPoP proofs.
+    public var dpop_signing_alg_values_supported = ["ES256", "EdDSA", "PS256", "RS256"]
 
     /// The document for `issuer` (no trailing slash), whose endpoints live under it, signing with `algorithms`.
     public init(issuer: String, signingAlgorithms: [String]) {

@@ -135,7 +135,8 @@ public func buildApplication(
         ring: ring,
         relyingParty: relyingParty,
         metadata: metadata,
-        mailer: mailer
+        mailer: mailer,
+        keyEncryptionKey: keyEncryptionKey
     )
     // Apple push for sign-in requests, when configured (a key that cannot sign stops the start).
     var push: APNsPushNotifier?

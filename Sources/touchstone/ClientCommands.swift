@@ -36,6 +36,9 @@ struct Clients: AsyncParsableCommand {
         @Flag(name: .customLong("ciba"), help: "May ask for sign-ins approved on the user's phone from its backend (OpenID CIBA, poll mode).")
         var ciba = false
 
+        @Flag(name: .customLong("dpop"), help: "Gets tokens only with a DPoP proof (RFC 9449): every token it holds is bound to its key.")
+        var dpop = false
+
         @Option(name: .long, help: "sqlite:PATH or postgres://... (TOUCHSTONE_DATABASE_URL).")
         var database: String?
 
@@ -46,6 +49,7 @@ struct Clients: AsyncParsableCommand {
             registration.isPublic = self.isPublic
             registration.firstParty = self.firstParty
             registration.ciba = self.ciba
+            registration.dpopBoundAccessTokens = self.dpop
             let created: OAuthClients.Created
             do {
                 created = try await withStore(database: self.database) { store in try await OAuthClients.create(registration, store: store) }

@@ -47,6 +47,13 @@ struct ResourceServerTests {
             .get { _, _ in "ok" }
         router.group("/other-audience").add(middleware: TouchstoneAuthMiddleware(verifier: verifier(audience: "https://billing.example")))
             .get { _, _ in "ok" }
+        // DPoP (issue #43): the caller's key, and a route that takes only bound tokens.
+        router.group("/key").add(middleware: TouchstoneAuthMiddleware(verifier: verifier(), now: { clock.now })).get { _, context in
+            try context.requireTouchstoneCaller().dpopThumbprint ?? "bearer"
+        }
+        router.group("/bound-only")
+            .add(middleware: TouchstoneAuthMiddleware(verifier: verifier(), dpop: DPoPBinding(requireBoundTokens: true), now: { clock.now }))
+            .get { _, _ in "ok" }
         return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     }
 

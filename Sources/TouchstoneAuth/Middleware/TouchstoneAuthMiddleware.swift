@@ -2,6 +2,7 @@ public import Hummingbird
 public import AsyncHTTPClient
 public import Foundation
 import HTTPTypes
+import TouchstoneDPoP
 
 /// A request context that can carry the caller an access token identified.
 public protocol TouchstoneAuthRequestContext: RequestContext {
@@ -30,7 +31,8 @@ public struct TouchstoneAuthContext: TouchstoneAuthRequestContext {
     }
 }
 
-/// Requires `Authorization: Bearer <access token>` and puts the verified caller in the context.
+/// Requires `Authorization: Bearer <access token>`, or `Authorization: DPoP <access token>` with a `DPoP` proof from
+/// the key of a DPoP-bound token (RFC 9449), and puts the verified caller in the context.
 ///
 /// ```swift
 /// let router = Router(context: TouchstoneAuthContext.self)
@@ -39,22 +41,30 @@ public struct TouchstoneAuthContext: TouchstoneAuthRequestContext {
 /// ```
 ///
 /// A missing, malformed or refused token gets 401 with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750)
-/// and `{"error": {"code", "message"}}`.
+/// and `{"error": {"code", "message"}}`. A bound token sent as a bearer token is refused; a refused proof gets
+/// `WWW-Authenticate: DPoP algs="…", error="invalid_dpop_proof"` (``DPoPBinding`` says what is checked).
 public struct TouchstoneAuthMiddleware<Context: TouchstoneAuthRequestContext>: RouterMiddleware {
     public let verifier: AccessTokenVerifier
+    /// The DPoP checks; a bound token is never accepted without them.
+    public let dpop: DPoPBinding
+    let now: @Sendable () -> Date
 
-    public init(verifier: AccessTokenVerifier) {
+    public init(verifier: AccessTokenVerifier, dpop: DPoPBinding = DPoPBinding(), now: @escaping @Sendable () -> Date = { Date() }) {
         self.verifier = verifier
+        self.dpop = dpop
+        self.now = now
     }
 
     /// Verifies tokens of `issuer` for `audience`, with the issuer's JWKS fetched and cached.
-    public init(issuer: String, audience: String, leeway: TimeInterval = 30, client: HTTPClient = .shared) {
+    public init(issuer: String, audience: String, leeway: TimeInterval = 30, dpop: DPoPBinding = DPoPBinding(), client: HTTPClient = .shared) {
         self.verifier = AccessTokenVerifier(
             keys: JWKSCache(issuer: issuer, client: client),
             issuer: issuer,
             audiences: [audience],
             leeway: leeway
         )
+        self.dpop = dpop
+        self.now = { Date() }
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
@@ -64,18 +74,52 @@ public struct TouchstoneAuthMiddleware<Context: TouchstoneAuthRequestContext>: R
             throw TouchstoneAuthError.missingToken
         }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw TouchstoneAuthError.invalidToken("expected 'Authorization: Bearer <token>'")
+        let scheme: DPoPBinding.Scheme
+        switch parts.count == 2 ? parts[0].lowercased() : "" {
+        case "bearer": scheme = .bearer
+        case "dpop": scheme = .dpop
+        default: throw TouchstoneAuthError.invalidToken("expected 'Authorization: Bearer <token>' or 'Authorization: DPoP <token>'")
         }
+        let token = String(parts[1])
         let claims: AccessTokenClaims
         do {
-            claims = try await self.verifier.verify(String(parts[1]))
+            claims = try await self.verifier.verify(token)
         } catch {
-            throw TouchstoneAuthError.invalidToken("\(error.code): \(error.reason)")
+            throw TouchstoneAuthError.invalidToken("\(error.code): \(error.reason)", scheme: scheme)
+        }
+        let thumbprint: String?
+        do throws(DPoPRefusal) {
+            thumbprint = try await self.dpop.check(
+                token: token,
+                scheme: scheme,
+                claims: claims,
+                proofs: request.headers[values: TouchstoneAuthError.dpopHeader],
+                method: request.method.rawValue,
+                url: self.url(of: request),
+                at: self.now()
+            )
+        } catch {
+            switch error {
+            case .invalidToken(let reason):
+                throw TouchstoneAuthError.invalidToken(reason, scheme: claims.confirmationThumbprint == nil ? .bearer : .dpop)
+            case .proof(let refusal): throw TouchstoneAuthError.invalidProof(refusal)
+            case .unavailable(let reason): throw TouchstoneAuthError.unavailable(reason)
+            }
         }
         var context = context
-        context.touchstoneCaller = TouchstoneCaller(claims: claims)
+        context.touchstoneCaller = TouchstoneCaller(claims: claims, dpopThumbprint: thumbprint)
         return try await next(request, context)
+    }
+
+    /// The URL `htu` must name: the configured origin, else the audience's, else the request's `Host`, and the path.
+    func url(of request: Request) -> String {
+        if let origin = self.dpop.origin { return origin + request.uri.path }
+        if let audience = self.verifier.audiences?.first, let url = URL(string: audience), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            let host = url.host
+        {
+            return "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")" + request.uri.path
+        }
+        return "http://\(request.head.authority ?? "")" + request.uri.path
     }
 }
 
@@ -112,16 +156,31 @@ public struct TouchstoneRequirementMiddleware<Context: TouchstoneAuthRequestCont
 
 /// The 401 answers of the middlewares, as `{"error": {"code", "message"}}` with `WWW-Authenticate`.
 public struct TouchstoneAuthError: HTTPResponseError, Sendable {
-    public let status: HTTPResponse.Status = .unauthorized
-    /// `invalid_token` or `insufficient_user_authentication`.
+    public var status: HTTPResponse.Status = .unauthorized
+    /// `invalid_token`, `invalid_dpop_proof`, `insufficient_user_authentication` (401) or `temporarily_unavailable`
+    /// (503: the DPoP replay cache failed).
     public let code: String
     public let message: String
     let challenge: String
 
-    static let missingToken = TouchstoneAuthError(code: "invalid_token", message: "missing Authorization: Bearer header", challenge: "Bearer")
+    static let dpopHeader = HTTPField.Name("DPoP")!
+    static let dpopChallenge = #"DPoP algs="\#(DPoPVerifier.supportedAlgorithms.sorted().joined(separator: " "))""#
 
-    static func invalidToken(_ message: String) -> TouchstoneAuthError {
-        TouchstoneAuthError(code: "invalid_token", message: message, challenge: #"Bearer error="invalid_token""#)
+    static let missingToken = TouchstoneAuthError(
+        code: "invalid_token", message: "missing Authorization header (Bearer or DPoP)", challenge: "Bearer, \(dpopChallenge)")
+
+    static func invalidToken(_ message: String, scheme: DPoPBinding.Scheme = .bearer) -> TouchstoneAuthError {
+        let challenge = scheme == .bearer ? #"Bearer error="invalid_token""# : #"\#(dpopChallenge), error="invalid_token""#
+        return TouchstoneAuthError(code: "invalid_token", message: message, challenge: challenge)
+    }
+
+    /// RFC 9449 §7.1: the proof is missing, malformed, not for this request, replayed or from another key.
+    static func invalidProof(_ error: DPoPError) -> TouchstoneAuthError {
+        TouchstoneAuthError(code: error.oauthError, message: error.reason, challenge: #"\#(dpopChallenge), error="\#(error.oauthError)""#)
+    }
+
+    static func unavailable(_ message: String) -> TouchstoneAuthError {
+        TouchstoneAuthError(status: .serviceUnavailable, code: "temporarily_unavailable", message: message, challenge: "")
     }
 
     static func insufficientAuthentication(_ message: String, maxAge: TimeInterval?) -> TouchstoneAuthError {
@@ -143,7 +202,7 @@ public struct TouchstoneAuthError: HTTPResponseError, Sendable {
         let body = try JSONEncoder().encode(Body(error: .init(code: self.code, message: self.message)))
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        headers[.wwwAuthenticate] = self.challenge
+        if !self.challenge.isEmpty { headers[.wwwAuthenticate] = self.challenge }
         return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

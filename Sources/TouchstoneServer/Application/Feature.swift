@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -38,6 +39,8 @@ struct ServerCore: Sendable {
     let authenticator: SessionAuthenticator
     /// Queues mail in a unit of work (issue #33); the mail feature sends it.
     let mailer: Mailer
+    /// DPoP proofs (RFC 9449) for the token endpoints and the routes that take bound tokens.
+    let dpop: DPoPGate
 
     var now: @Sendable () -> Date { self.dependencies.now }
     var secrets: Secrets { self.audit.secrets }
@@ -54,7 +57,8 @@ struct ServerCore: Sendable {
         ring: SigningKeyRing,
         relyingParty: RelyingParty,
         metadata: AuthenticatorMetadataService,
-        mailer: Mailer
+        mailer: Mailer,
+        keyEncryptionKey: SymmetricKey
     ) {
         self.mailer = mailer
         self.configuration = configuration
@@ -72,5 +76,12 @@ struct ServerCore: Sendable {
         self.limiter = RateLimiter(settings: configuration.rateLimits, store: store, buckets: AddressBuckets(), audit: audit, now: dependencies.now)
         self.hasher = PasswordHasher(cost: configuration.bcryptCost)
         self.authenticator = SessionAuthenticator(sessions: self.sessions)
+        self.dpop = DPoPGate(
+            settings: configuration.dpop,
+            issuer: configuration.tokens.issuer,
+            keyEncryptionKey: keyEncryptionKey,
+            store: store,
+            now: dependencies.now
+        )
     }
 }

@@ -129,6 +129,8 @@ public struct TouchstoneConfiguration: Sendable {
     public var recovery = RecoverySettings()
     /// Sign-ins approved on a phone: request lifetime, "not me" pauses, Apple push.
     public var phoneApproval = PhoneApprovalSettings()
+    /// DPoP proofs (`TOUCHSTONE_DPOP_*`).
+    public var dpop = DPoPSettings()
 
     public init() {}
 
@@ -230,6 +232,7 @@ public struct TouchstoneConfiguration: Sendable {
         try self.accounts.read(environment)
         try self.recovery.read(environment)
         try self.phoneApproval.read(environment)
+        try self.dpop.read(environment)
         if let value = environment["TOUCHSTONE_LOG_FORMAT"] {
             guard let format = LogFormat(rawValue: value) else { throw ConfigurationError("TOUCHSTONE_LOG_FORMAT", value) }
             self.logFormat = format

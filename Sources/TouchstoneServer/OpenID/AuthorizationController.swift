@@ -32,7 +32,7 @@ struct AuthorizationController {
     /// The authorization request's parameters that the pages carry from step to step.
     static let carried = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt",
-        "max_age", "acr_values", "login_hint", "response_mode",
+        "max_age", "acr_values", "login_hint", "response_mode", "dpop_jkt",
     ]
 
     func addRoutes(to router: Router<Context>) {
@@ -220,7 +220,7 @@ struct AuthorizationController {
         // The code.
         let code = self.provider.secrets.newToken()
         let sessionId = try await self.provider.sessionId(of: identity.session)
-        let record = AuthorizationCodeRecord(
+        var record = AuthorizationCodeRecord(
             codeHash: Secrets.hash(token: code),
             clientId: client.id,
             userId: identity.user.id,
@@ -236,6 +236,7 @@ struct AuthorizationController {
             createdAt: now,
             expiresAt: now.addingTimeInterval(OpenIDProvider.codeLifetime)
         )
+        record.dpopThumbprint = authorization.dpopThumbprint
         try await self.provider.store.insertAuthorizationCode(record)
         let location = Self.location(authorization.redirectURI, [("code", code), ("state", authorization.state), ("iss", self.provider.issuer)])
         return self.found(location, cookies: browser.setCookies)

@@ -49,7 +49,7 @@ struct BackchannelAuthentication: Sendable {
     ///
     /// - Throws: `authorization_pending`, `slow_down` (a poll sooner than the interval after the last), `expired_token`,
     ///   `access_denied` (declined), `invalid_grant` (unknown, another client's, or already exchanged).
-    func token(authReqId: String, client: OAuthClientRecord) async throws -> OpenIDTokenService.Issued {
+    func token(authReqId: String, client: OAuthClientRecord, dpopThumbprint: String?) async throws -> OpenIDTokenService.Issued {
         guard authReqId.utf8.count <= 256,
             let record = try await self.provider.store.signInRequest(pollTokenHash: Secrets.hash(token: authReqId)),
             record.kind == .backchannel, record.clientId == client.id, let userId = record.userId
@@ -108,7 +108,8 @@ struct BackchannelAuthentication: Sendable {
         }
         guard issued else { throw OAuthFailure(.invalidGrant("this auth_req_id was already exchanged for tokens")) }
         self.provider.audit.committed([event])
-        let tokens = try await self.provider.mint(family: family, scopes: scopes, session: session, sessionId: sessionId, user: user, nonce: nil)
+        let tokens = try await self.provider.mint(family: family, scopes: scopes, session: session, sessionId: sessionId, user: user, nonce: nil,
+            dpopThumbprint: dpopThumbprint)
         return OpenIDTokenService.Issued(tokens: tokens, refreshToken: refresh)
     }
 }

@@ -20,11 +20,11 @@ struct ClientAdminController {
     }
 
     /// `POST /v1/admin/clients` `{"name", "redirectUris", "postLogoutRedirectUris"?, "backchannelLogoutUri"?,
-    /// "public"?, "firstParty"?, "ciba"?}`.
+    /// "public"?, "firstParty"?, "ciba"?, "dpopBoundAccessTokens"?}`.
     struct CreateInput: Decodable {
         var registration: OAuthClients.Registration
 
-        enum CodingKeys: String, CodingKey { case name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, ciba }
+        enum CodingKeys: String, CodingKey { case name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, ciba, dpopBoundAccessTokens }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -37,6 +37,7 @@ struct ClientAdminController {
             self.registration.isPublic = try container.decodeIfPresent(Bool.self, forKey: .public) ?? false
             self.registration.firstParty = try container.decodeIfPresent(Bool.self, forKey: .firstParty) ?? false
             self.registration.ciba = try container.decodeIfPresent(Bool.self, forKey: .ciba) ?? false
+            self.registration.dpopBoundAccessTokens = try container.decodeIfPresent(Bool.self, forKey: .dpopBoundAccessTokens) ?? false
         }
 
         private static func uris(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> [String]? {

@@ -12,6 +12,7 @@ public struct OAuthClientResource: Encodable, Sendable {
     var `public`: Bool
     var firstParty: Bool
     var ciba: Bool
+    var dpopBoundAccessTokens: Bool
     var createdAt: String
 
     public init(_ record: OAuthClientRecord, secret: String? = nil) {
@@ -24,11 +25,12 @@ public struct OAuthClientResource: Encodable, Sendable {
         self.public = record.isPublic
         self.firstParty = record.firstParty
         self.ciba = record.ciba
+        self.dpopBoundAccessTokens = record.dpopBoundAccessTokens
         self.createdAt = record.createdAt.rfc3339
     }
 
     enum CodingKeys: String, CodingKey {
-        case clientId, clientSecret, name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, ciba, createdAt
+        case clientId, clientSecret, name, redirectUris, postLogoutRedirectUris, backchannelLogoutUri, `public`, firstParty, ciba, dpopBoundAccessTokens, createdAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -42,6 +44,7 @@ public struct OAuthClientResource: Encodable, Sendable {
         try container.encode(self.public, forKey: .public)
         try container.encode(self.firstParty, forKey: .firstParty)
         try container.encode(self.ciba, forKey: .ciba)
+        try container.encode(self.dpopBoundAccessTokens, forKey: .dpopBoundAccessTokens)
         try container.encode(self.createdAt, forKey: .createdAt)
     }
 }

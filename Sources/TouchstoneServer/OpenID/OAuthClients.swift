@@ -22,6 +22,8 @@ public enum OAuthClients {
         public var firstParty = false
         /// May start phone approvals from its backend (OpenID CIBA, poll mode); such a client needs no redirect URI.
         public var ciba = false
+        /// Gets tokens only with a DPoP proof, so every access token it holds is bound to its key (RFC 9449 §5.2).
+        public var dpopBoundAccessTokens = false
 
         public init(name: String, redirectURIs: [String]) {
             self.name = name
@@ -110,6 +112,7 @@ public enum OAuthClients {
             createdAt: dependencies.now()
         )
         record.ciba = registration.ciba
+        record.dpopBoundAccessTokens = registration.dpopBoundAccessTokens
         let stored = record
         let event = audit.event(.clientCreated, reason: "\(actor): client \(record.id)")
         try await store.unitOfWork { tx in

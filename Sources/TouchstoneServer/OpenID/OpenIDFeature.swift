@@ -52,7 +52,9 @@ struct OpenIDFeature: Feature {
             lifetime: self.provider.accessTokenLifetime,
             metrics: core.audit.metrics
         )
-        DiscoveryController(metadata: ProviderMetadata(issuer: self.provider.issuer, signingAlgorithms: [core.ring.algorithm.rawValue]))
+        var metadata = ProviderMetadata(issuer: self.provider.issuer, signingAlgorithms: [core.ring.algorithm.rawValue])
+        metadata.dpop_signing_alg_values_supported = DPoPGate.algorithms
+        DiscoveryController(metadata: metadata)
             .addRoutes(to: router)
         AuthorizationController(
             provider: self.provider,
@@ -72,7 +74,8 @@ struct OpenIDFeature: Feature {
             service: OpenIDTokenService(provider: self.provider),
             tokens: tokens,
             limiter: core.limiter,
-            backchannel: BackchannelAuthentication(provider: self.provider, phoneApproval: self.phoneApproval, sessions: core.sessions)
+            backchannel: BackchannelAuthentication(provider: self.provider, phoneApproval: self.phoneApproval, sessions: core.sessions),
+            dpop: core.dpop
         ).addRoutes(to: router)
         LogoutController(provider: self.provider, sessions: core.sessions, cookies: cookies, pages: pages, limiter: core.limiter)
             .addRoutes(to: router)

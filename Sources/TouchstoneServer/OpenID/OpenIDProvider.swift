@@ -111,17 +111,21 @@ struct OpenIDProvider: Sendable {
         var expiresIn: Int
         var idToken: String?
         var scope: String
+        /// The access token carries `cnf.jkt` (`token_type` `DPoP`).
+        var dpopBound = false
     }
 
     /// An access token (RFC 9068, with `client_id`, `scope` and `grant_id`) and, for `openid`, an ID token, for a
-    /// family's session and user, never outliving the session.
+    /// family's session and user, never outliving the session; with `cnf.jkt` when the token request carried a DPoP
+    /// proof (`dpopThumbprint`, its key's thumbprint).
     func mint(
         family: TokenFamilyRecord,
         scopes: [String],
         session: SessionRecord,
         sessionId: String,
         user: UserRecord,
-        nonce: String?
+        nonce: String?,
+        dpopThumbprint: String?
     ) async throws -> IssuedTokens {
         let issuedAt = Int64(self.now().timeIntervalSince1970.rounded(.down))
         let expiresAt = min(issuedAt + Int64(self.accessTokenLifetime), Int64(session.expiresAt.timeIntervalSince1970.rounded(.down)))
@@ -142,7 +146,8 @@ struct OpenIDProvider: Sendable {
             methods: family.amr,
             scope: scope,
             authenticationContext: family.acr,
-            grantId: family.id
+            grantId: family.id,
+            confirmationThumbprint: dpopThumbprint
         )
         let (accessToken, _) = try await self.ring.sign(access, type: accessTokenType)
         self.metrics?.tokenIssued()
@@ -165,7 +170,8 @@ struct OpenIDProvider: Sendable {
             )
             idToken = try await self.ring.sign(claims, type: "JWT").token
         }
-        return IssuedTokens(accessToken: accessToken, expiresIn: Int(expiresAt - issuedAt), idToken: idToken, scope: scope)
+        return IssuedTokens(
+            accessToken: accessToken, expiresIn: Int(expiresAt - issuedAt), idToken: idToken, scope: scope, dpopBound: dpopThumbprint != nil)
     }
 }
 

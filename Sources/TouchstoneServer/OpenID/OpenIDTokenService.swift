@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import TouchstoneAuth
+import TouchstoneDPoP
 import TouchstoneOpenID
 import TouchstoneStore
 
@@ -16,9 +17,14 @@ struct OpenIDTokenService: Sendable {
 
     /// `grant_type=authorization_code`.
     ///
+    /// - Parameter dpopThumbprint: the thumbprint of the request's DPoP proof's key, if it carried one: the access
+    ///   token is bound to it, and so are a public client's refresh tokens (RFC 9449 §5).
     /// - Throws: `invalid_grant` for an unknown, expired or used code, another client's, another `redirect_uri`, a
     ///   wrong verifier, or a session that ended. A second use of a code revokes everything issued from it.
-    func exchange(code: String, redirectURI: String, verifier: String, client: OAuthClientRecord) async throws -> Issued {
+    ///   ``DPoPFailure`` when the code was bound to a key (`dpop_jkt`) the proof is not from.
+    func exchange(code: String, redirectURI: String, verifier: String, client: OAuthClientRecord, dpopThumbprint: String?) async throws
+        -> Issued
+    {
         let now = self.provider.now()
         guard code.utf8.count <= 256 else { throw OAuthFailure(.invalidGrant("unknown authorization code")) }
         let record: AuthorizationCodeRecord
@@ -52,10 +58,14 @@ struct OpenIDTokenService: Sendable {
         guard PKCE.verify(verifier: verifier, challenge: record.codeChallenge) else {
             throw OAuthFailure(.invalidGrant("code_verifier does not match the code_challenge"))
         }
+        if let bound = record.dpopThumbprint, bound != dpopThumbprint {
+            throw DPoPFailure(DPoPError(dpopThumbprint == nil ? .missing : .keyMismatch,
+                dpopThumbprint == nil ? "the code is bound to a DPoP key (dpop_jkt): send a proof from it" : "the proof's key is not the one dpop_jkt named"))
+        }
         guard let (session, user) = try await self.provider.liveSession(id: record.sessionId), user.id == record.userId else {
             throw OAuthFailure(.invalidGrant("the sign-in behind the code has ended"))
         }
-        let family = TokenFamilyRecord(
+        var family = TokenFamilyRecord(
             id: record.familyId,
             clientId: client.id,
             userId: user.id,
@@ -66,22 +76,26 @@ struct OpenIDTokenService: Sendable {
             acr: record.acr,
             createdAt: now
         )
+        // A public client's refresh tokens are bound to its key; a confidential client's are bound by its secret.
+        family.dpopThumbprint = client.isPublic ? dpopThumbprint : nil
+        let newFamily = family
         let scopes = record.scope.split(separator: " ").map(String.init)
         let refresh = scopes.contains("offline_access") ? self.provider.secrets.newToken() : nil
         // The family and its first refresh token are stored together, before any token leaves.
         do {
             try await self.provider.store.unitOfWork { tx in
-                try await tx.insertTokenFamily(family)
+                try await tx.insertTokenFamily(newFamily)
                 if let refresh {
                     try await tx.insertRefreshToken(
-                        RefreshTokenRecord(tokenHash: Secrets.hash(token: refresh), familyId: family.id, scope: record.scope, createdAt: now))
+                        RefreshTokenRecord(tokenHash: Secrets.hash(token: refresh), familyId: newFamily.id, scope: record.scope, createdAt: now))
                 }
             }
         } catch let error as StoreError where error == .conflict {
             throw OAuthFailure(.invalidGrant("the authorization code was already used; the tokens issued from it are revoked"))
         }
         let tokens = try await self.provider.mint(
-            family: family, scopes: scopes, session: session, sessionId: record.sessionId, user: user, nonce: record.nonce)
+            family: family, scopes: scopes, session: session, sessionId: record.sessionId, user: user, nonce: record.nonce,
+            dpopThumbprint: dpopThumbprint)
         return Issued(tokens: tokens, refreshToken: refresh)
     }
 
@@ -89,8 +103,9 @@ struct OpenIDTokenService: Sendable {
     ///
     /// - Throws: `invalid_grant` for an unknown token, another client's, a revoked family, an ended session; a used
     ///   token is a reuse: its family is revoked and its Touchstone session ended. `invalid_scope` for a scope wider
-    ///   than the family's.
-    func refresh(token: String, scope: String?, client: OAuthClientRecord) async throws -> Issued {
+    ///   than the family's. A token bound to a DPoP key (a public client's) needs a proof from that key: without it,
+    ///   `invalid_grant`, and the token stays unused (whoever sent it does not hold the key).
+    func refresh(token: String, scope: String?, client: OAuthClientRecord, dpopThumbprint: String?) async throws -> Issued {
         let now = self.provider.now()
         guard token.utf8.count <= 256 else { throw OAuthFailure(.invalidGrant("unknown refresh token")) }
         let next = self.provider.secrets.newToken()
@@ -99,21 +114,30 @@ struct OpenIDTokenService: Sendable {
             case reused(TokenFamilyRecord?)
             case refused(OpenIDError)
         }
-        let outcome: Outcome = try await self.provider.store.unitOfWork { tx in
-            switch try await tx.useRefreshToken(tokenHash: Secrets.hash(token: token), at: now) {
-            case .unknown:
-                return .refused(.invalidGrant("unknown refresh token"))
-            case .reused(let used):
-                return .reused(try await tx.tokenFamily(id: used.familyId))
-            case .fresh(let used):
-                guard let family = try await tx.tokenFamily(id: used.familyId), family.clientId == client.id else {
-                    return .refused(.invalidGrant("the refresh token was issued to another client"))
+        /// Thrown inside the unit of work so that it rolls back: the token's use is not kept.
+        struct OtherKey: Error {}
+        let outcome: Outcome
+        do {
+            outcome = try await self.provider.store.unitOfWork { tx in
+                switch try await tx.useRefreshToken(tokenHash: Secrets.hash(token: token), at: now) {
+                case .unknown:
+                    return .refused(.invalidGrant("unknown refresh token"))
+                case .reused(let used):
+                    return .reused(try await tx.tokenFamily(id: used.familyId))
+                case .fresh(let used):
+                    guard let family = try await tx.tokenFamily(id: used.familyId), family.clientId == client.id else {
+                        return .refused(.invalidGrant("the refresh token was issued to another client"))
+                    }
+                    guard family.isLive else { return .refused(.invalidGrant("the refresh token was revoked")) }
+                    if let bound = family.dpopThumbprint, bound != dpopThumbprint { throw OtherKey() }
+                    try await tx.insertRefreshToken(
+                        RefreshTokenRecord(tokenHash: Secrets.hash(token: next), familyId: family.id, scope: used.scope, createdAt: now))
+                    return .rotated(family)
                 }
-                guard family.isLive else { return .refused(.invalidGrant("the refresh token was revoked")) }
-                try await tx.insertRefreshToken(
-                    RefreshTokenRecord(tokenHash: Secrets.hash(token: next), familyId: family.id, scope: used.scope, createdAt: now))
-                return .rotated(family)
             }
+        } catch is OtherKey {
+            throw OAuthFailure(.invalidGrant(dpopThumbprint == nil
+                ? "the refresh token is bound to a DPoP key: send a proof from it" : "the refresh token is bound to another DPoP key"))
         }
         let family: TokenFamilyRecord
         switch outcome {
@@ -138,7 +162,7 @@ struct OpenIDTokenService: Sendable {
             throw OAuthFailure(.invalidGrant("the session behind the refresh token has ended"))
         }
         let tokens = try await self.provider.mint(family: family, scopes: scopes, session: session, sessionId: family.sessionId, user: user,
-            nonce: nil)
+            nonce: nil, dpopThumbprint: dpopThumbprint)
         return Issued(tokens: tokens, refreshToken: next)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import TouchstoneAuth
+import TouchstoneDPoP
 import TouchstoneOpenID
 import TouchstoneStore
 
@@ -17,6 +18,8 @@ struct TokenEndpointController {
     let limiter: RateLimiter
     /// CIBA (`/oauth2/bc-authorize` and its grant).
     let backchannel: BackchannelAuthentication
+    /// DPoP proofs at the token endpoint and UserInfo.
+    let dpop: DPoPGate
 
     func addRoutes(to router: Router<Context>) {
         router.post("/oauth2/token") { request, context in try await self.oauth(request, context) { try await self.token($0, $1) } }
@@ -37,6 +40,16 @@ struct TokenEndpointController {
         let form = try await self.form(request, context)
         let client = try await self.authenticate(request, form, context)
         guard let grantType = try form.single("grant_type") else { throw OAuthFailure(.invalidRequest("parameter 'grant_type' is missing")) }
+        let grants = ["authorization_code", "refresh_token", BackchannelAuthenticationRequest.grantType]
+        guard grants.contains(grantType) else {
+            throw OAuthFailure(.unsupportedGrantType("grant_type must be authorization_code, refresh_token or \(BackchannelAuthenticationRequest.grantType)"))
+        }
+        // The proof is checked before the grant is touched: a refused proof or a nonce challenge uses up no code.
+        let proof = try await self.dpop.proof(of: request, accessToken: nil)
+        if proof == nil && client.record.dpopBoundAccessTokens {
+            throw DPoPFailure(DPoPError(.missing, "this client gets tokens only with a DPoP proof"))
+        }
+        let thumbprint = proof?.thumbprint
         let issued: OpenIDTokenService.Issued
         switch grantType {
         case "authorization_code":
@@ -44,30 +57,32 @@ struct TokenEndpointController {
                 code: try form.required("code"),
                 redirectURI: try form.required("redirect_uri"),
                 verifier: try form.required("code_verifier"),
-                client: client.record
+                client: client.record,
+                dpopThumbprint: thumbprint
             )
         case "refresh_token":
             issued = try await self.service.refresh(
                 token: try form.required("refresh_token"),
                 scope: try form.single("scope"),
-                client: client.record
+                client: client.record,
+                dpopThumbprint: thumbprint
             )
-        case BackchannelAuthenticationRequest.grantType:
-            issued = try await self.backchannel.token(authReqId: try form.required("auth_req_id"), client: client.record)
         default:
-            throw OAuthFailure(.unsupportedGrantType("grant_type must be authorization_code, refresh_token or \(BackchannelAuthenticationRequest.grantType)"))
+            issued = try await self.backchannel.token(authReqId: try form.required("auth_req_id"), client: client.record, dpopThumbprint: thumbprint)
         }
         // Written without JSONEncoder: the token endpoint is the provider's hot path.
         var writer = JSONWriter(capacity: 2048)
         writer.object { writer in
             writer.member("access_token", issued.tokens.accessToken)
-            writer.member("token_type", "Bearer")
+            writer.member("token_type", issued.tokens.dpopBound ? "DPoP" : "Bearer")
             writer.member("expires_in", issued.tokens.expiresIn)
             writer.member("scope", issued.tokens.scope)
             if let idToken = issued.tokens.idToken { writer.member("id_token", idToken) }
             if let refresh = issued.refreshToken { writer.member("refresh_token", refresh) }
         }
-        return Self.json(.ok, writer)
+        var response = Self.json(.ok, writer)
+        if let nonce = self.dpop.nonceHeader { response.headers[DPoPGate.nonceHeaderName] = nonce }
+        return response
     }
 
     // MARK: Backchannel authentication (CIBA)
@@ -119,19 +134,28 @@ struct TokenEndpointController {
 
     // MARK: UserInfo
 
-    /// `GET|POST /oauth2/userinfo` with `Authorization: Bearer`: the claims the token's scopes allow (OpenID Connect
-    /// Core §5.3). A bad, expired or revoked token is 401 with `WWW-Authenticate: Bearer error="invalid_token"`.
+    /// `GET|POST /oauth2/userinfo` with `Authorization: Bearer`, or `Authorization: DPoP` and a proof from the key of a
+    /// DPoP-bound token (RFC 9449 §7): the claims the token's scopes allow (OpenID Connect Core §5.3). A bad, expired or
+    /// revoked token is 401 with `WWW-Authenticate: Bearer error="invalid_token"` (`DPoP …` for the DPoP scheme); a
+    /// bound token sent as a bearer token is refused the same way, a refused proof with `invalid_dpop_proof` or
+    /// `use_dpop_nonce`.
     private func userinfo(_ request: Request, _ context: Context) async throws -> Response {
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
-            return Self.bearerError(.unauthorized, nil, "an access token is required")
+        guard let (scheme, token) = DPoPGate.accessToken(of: request) else {
+            return self.resourceError(.unauthorized, scheme: nil, nil, "an access token is required")
         }
-        let token = String(header.dropFirst(7).trimmingASCIISpaces)
         guard token.utf8.count <= SignedToken.maximumLength, let (claims, user) = try await self.tokens.activeClaimsAndUser(token) else {
-            return Self.bearerError(.unauthorized, "invalid_token", "the access token is invalid, expired or revoked")
+            return self.resourceError(.unauthorized, scheme: scheme, "invalid_token", "the access token is invalid, expired or revoked")
+        }
+        do {
+            _ = try await self.dpop.checkPossession(of: token, scheme: scheme, boundTo: claims.confirmationThumbprint, request: request)
+        } catch DPoPGate.ResourceFailure.invalidToken(let reason) {
+            return self.resourceError(.unauthorized, scheme: claims.confirmationThumbprint == nil ? .bearer : .dpop, "invalid_token", reason)
+        } catch DPoPGate.ResourceFailure.proof(let error) {
+            return self.resourceError(.unauthorized, scheme: .dpop, error.oauthError, error.reason)
         }
         let scopes = (claims.scope ?? "").split(separator: " ").map(String.init)
         guard claims.grantId != nil, scopes.contains("openid") else {
-            return Self.bearerError(.forbidden, "insufficient_scope", "the access token was not granted the openid scope")
+            return self.resourceError(.forbidden, scheme: scheme, "insufficient_scope", "the access token was not granted the openid scope")
         }
         var writer = JSONWriter()
         writer.object { writer in
@@ -168,6 +192,13 @@ struct TokenEndpointController {
             return try await body(request, context)
         } catch let failure as OAuthFailure {
             return Self.error(failure)
+        } catch let failure as DPoPFailure {
+            // RFC 9449 §5: `invalid_dpop_proof`, or `use_dpop_nonce` with the nonce to use (400 both).
+            let error: OpenIDError = failure.error.oauthError == "use_dpop_nonce"
+                ? .useDPoPNonce(failure.error.reason) : .invalidDPoPProof(failure.error.reason)
+            var response = Self.error(OAuthFailure(error))
+            if let nonce = self.dpop.nonceHeader { response.headers[DPoPGate.nonceHeaderName] = nonce }
+            return response
         } catch let error as OpenIDError {
             return Self.error(OAuthFailure(error))
         } catch let error as APIError where error.status == .tooManyRequests {
@@ -225,13 +256,16 @@ struct TokenEndpointController {
         )
     }
 
-    private static func bearerError(_ status: HTTPResponse.Status, _ code: String?, _ description: String) -> Response {
+    /// A refusal at UserInfo: the OAuth body, and the `WWW-Authenticate` challenge of the scheme (both when none was
+    /// named; RFC 6750 §3, RFC 9449 §7.1), with `DPoP-Nonce` when nonces are demanded.
+    private func resourceError(_ status: HTTPResponse.Status, scheme: DPoPGate.Scheme?, _ code: String?, _ description: String) -> Response {
         struct Body: Encodable {
             var error: String
             var error_description: String
         }
         var response = Self.json(status, Body(error: code ?? "invalid_request", error_description: description))
-        response.headers[.wwwAuthenticate] = code.map { "Bearer error=\"\($0)\", error_description=\"\(description)\"" } ?? "Bearer"
+        response.headers[.wwwAuthenticate] = DPoPGate.challenge(scheme: scheme, error: code, description: code == nil ? nil : description)
+        if scheme != .bearer, let nonce = self.dpop.nonceHeader { response.headers[DPoPGate.nonceHeaderName] = nonce }
         return response
     }
 }

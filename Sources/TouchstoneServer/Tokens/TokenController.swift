@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TouchstoneAuth
+import TouchstoneDPoP
 import TouchstoneOpenID
 import TouchstoneStore
 
@@ -13,6 +14,7 @@ struct TokenController {
     let ring: SigningKeyRing
     let store: any TouchstoneStore
     let jwksMaxAge: Int
+    let dpop: DPoPGate
 
     func addRoutes(to router: Router<Context>, authenticator: SessionAuthenticator) {
         router.group("/v1/session").add(middleware: authenticator).post("/token", use: self.issue)
@@ -25,14 +27,23 @@ struct TokenController {
 
     struct Issued: Encodable {
         var accessToken: String
-        var tokenType = "Bearer"
+        var tokenType: String
         var expiresIn: Int
     }
 
-    /// `POST /v1/session/token`: a short-lived access token for the caller's session.
+    /// `POST /v1/session/token`: a short-lived access token for the caller's session; bound to a DPoP key (`cnf.jkt`,
+    /// `tokenType` `DPoP`) when the request carries a proof (RFC 9449 §5).
     @Sendable func issue(request: Request, context: Context) async throws -> JSONResponse<Issued> {
-        let (token, expiresIn) = try await self.tokens.issueAccessToken(for: try context.requireIdentity())
-        return JSONResponse(.ok, Issued(accessToken: token, expiresIn: expiresIn), headers: [.cacheControl: "no-store"])
+        let proof: VerifiedDPoPProof?
+        do {
+            proof = try await self.dpop.proof(of: request, accessToken: nil)
+        } catch let failure as DPoPFailure {
+            throw APIError.dpop(failure.error, status: .badRequest, nonce: self.dpop.nonceHeader)
+        }
+        let (token, expiresIn) = try await self.tokens.issueAccessToken(for: try context.requireIdentity(), dpopThumbprint: proof?.thumbprint)
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if let nonce = self.dpop.nonceHeader { headers[DPoPGate.nonceHeaderName] = nonce }
+        return JSONResponse(.ok, Issued(accessToken: token, tokenType: proof == nil ? "Bearer" : "DPoP", expiresIn: expiresIn), headers: headers)
     }
 
     /// `GET /.well-known/jwks.json`: the public keys of the signing key set (RFC 7517).
@@ -56,6 +67,12 @@ struct TokenController {
         var jti: String?
         var scope: String?
         var acr: String?
+        /// RFC 9449 §6.2: `{"jkt"}` of a DPoP-bound token (whose `token_type` is then `DPoP`).
+        var cnf: Confirmation?
+
+        struct Confirmation: Encodable {
+            var jkt: String
+        }
 
         static let inactive = Introspection(active: false)
 
@@ -72,7 +89,8 @@ struct TokenController {
             self.amr = claims.methods
             self.auth_time = claims.authenticatedAt
             self.client_id = claims.clientId
-            self.token_type = "Bearer"
+            self.token_type = claims.confirmationThumbprint == nil ? "Bearer" : "DPoP"
+            self.cnf = claims.confirmationThumbprint.map { Confirmation(jkt: $0) }
             self.iss = claims.issuer
             self.aud = claims.audience
             self.jti = claims.tokenId

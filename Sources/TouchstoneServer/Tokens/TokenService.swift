@@ -15,8 +15,9 @@ struct TokenService: Sendable {
     let lifetime: TimeInterval
     var metrics: ServerMetrics? = nil
 
-    /// An access token for the caller's session: short-lived, never stored, never past the session's own end.
-    func issueAccessToken(for identity: AuthenticatedSession) async throws -> (token: String, expiresIn: Int) {
+    /// An access token for the caller's session: short-lived, never stored, never past the session's own end; bound to
+    /// the DPoP key `dpopThumbprint` (`cnf.jkt`) when one is given.
+    func issueAccessToken(for identity: AuthenticatedSession, dpopThumbprint: String? = nil) async throws -> (token: String, expiresIn: Int) {
         let session = identity.session
         let sessionId: String
         if let id = session.id {
@@ -40,7 +41,8 @@ struct TokenService: Sendable {
             clientId: self.clientId,
             sessionId: sessionId,
             authenticatedAt: Int64(session.authenticatedAt.timeIntervalSince1970.rounded(.down)),
-            methods: Self.authenticationMethodReferences(session.methods)
+            methods: Self.authenticationMethodReferences(session.methods),
+            confirmationThumbprint: dpopThumbprint
         )
         let (token, _) = try await self.ring.sign(claims, type: accessTokenType)
         self.metrics?.tokenIssued()

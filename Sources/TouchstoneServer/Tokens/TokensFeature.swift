@@ -22,7 +22,8 @@ struct TokensFeature: Feature {
             ),
             ring: self.core.ring,
             store: self.core.store,
-            jwksMaxAge: Int(configuration.tokens.jwksMaxAge.components.seconds)
+            jwksMaxAge: Int(configuration.tokens.jwksMaxAge.components.seconds),
+            dpop: self.core.dpop
         ).addRoutes(to: router, authenticator: self.core.authenticator)
     }
 

@@ -25,6 +25,8 @@ public struct AuthorizationCodeRecord: Sendable, Hashable {
     public var createdAt: Date
     public var expiresAt: Date
     public var usedAt: Date?
+    /// The authorization request's `dpop_jkt` (RFC 9449 §10): the exchange needs a proof from this key.
+    public var dpopThumbprint: String?
 
     public init(
         codeHash: String,
@@ -77,6 +79,9 @@ public struct TokenFamilyRecord: Sendable, Hashable {
     public var revokedAt: Date?
     /// When its session ended (sign-out, revocation); tokens die with it.
     public var sessionEndedAt: Date?
+    /// The thumbprint of the DPoP key a public client's refresh tokens are bound to (RFC 9449 §5): a refresh needs a
+    /// proof from this key. Nil: not bound (a confidential client, or no proof at the first exchange).
+    public var dpopThumbprint: String?
 
     public init(
         id: String,

@@ -21,6 +21,8 @@ public struct OAuthClientRecord: Sendable, Hashable {
     public var secretRotatedAt: Date?
     /// May start sign-ins approved on a phone from its backend (OpenID CIBA, `touchstone clients create --ciba`).
     public var ciba = false
+    /// Gets tokens only with a DPoP proof (RFC 9449 §5.2 `dpop_bound_access_tokens`; `touchstone clients create --dpop`).
+    public var dpopBoundAccessTokens = false
 
     /// A public client (a native app or a single-page app) has no secret and authenticates with PKCE alone.
     public var isPublic: Bool { self.secretHash == nil }

@@ -245,5 +245,14 @@ extension Migrations {
                 "CREATE INDEX dpop_proofs_expires_at ON dpop_proofs (expires_at)",
             ]
         ),
+        Migration(
+            version: 24,
+            name: "DPoP: codes and refresh tokens bound to a key's thumbprint, clients that must send proofs",
+            statements: [
+                "ALTER TABLE oauth_codes ADD COLUMN dpop_jkt TEXT",
+                "ALTER TABLE oauth_token_families ADD COLUMN dpop_jkt TEXT",
+                "ALTER TABLE oauth_clients ADD COLUMN dpop_bound BIGINT NOT NULL DEFAULT 0",
+            ]
+        ),
     ]
 }

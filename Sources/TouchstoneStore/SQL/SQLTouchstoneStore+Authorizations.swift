@@ -11,11 +11,11 @@ extension SQLTouchstoneStore {
             try await db.raw(
                 """
                 INSERT INTO oauth_codes (code_hash, client_id, user_id, session_id, redirect_uri, code_challenge, nonce,
-                    scope, auth_time, amr, acr, family_id, created_at, expires_at)
+                    scope, auth_time, amr, acr, family_id, created_at, expires_at, dpop_jkt)
                 VALUES (\(bind: code.codeHash), \(bind: code.clientId), \(bind: code.userId), \(bind: code.sessionId),
                     \(bind: code.redirectURI), \(bind: code.codeChallenge), \(bind: code.nonce), \(bind: code.scope),
                     \(bind: code.authTime.millis), \(bind: code.amr.joined(separator: " ")), \(bind: code.acr),
-                    \(bind: code.familyId), \(bind: code.createdAt.millis), \(bind: code.expiresAt.millis))
+                    \(bind: code.familyId), \(bind: code.createdAt.millis), \(bind: code.expiresAt.millis), \(bind: code.dpopThumbprint))
                 """
             ).run()
         }
@@ -50,11 +50,11 @@ extension SQLTouchstoneStore {
             try await db.raw(
                 """
                 INSERT INTO oauth_token_families (id, client_id, user_id, session_id, scope, auth_time, amr, acr,
-                    created_at, revoked_at, session_ended_at)
+                    created_at, revoked_at, session_ended_at, dpop_jkt)
                 VALUES (\(bind: family.id), \(bind: family.clientId), \(bind: family.userId), \(bind: family.sessionId),
                     \(bind: family.scope), \(bind: family.authTime.millis), \(bind: family.amr.joined(separator: " ")),
                     \(bind: family.acr), \(bind: family.createdAt.millis), \(bind: family.revokedAt?.millis),
-                    \(bind: family.sessionEndedAt?.millis))
+                    \(bind: family.sessionEndedAt?.millis), \(bind: family.dpopThumbprint))
                 """
             ).run()
         }
@@ -293,6 +293,7 @@ extension AuthorizationCodeRecord {
             expiresAt: try row.date("expires_at"),
             usedAt: try row.optionalDate("used_at")
         )
+        self.dpopThumbprint = try row.decode(column: "dpop_jkt", as: String?.self)
     }
 }
 
@@ -311,6 +312,7 @@ extension TokenFamilyRecord {
             revokedAt: try row.optionalDate("revoked_at"),
             sessionEndedAt: try row.optionalDate("session_ended_at")
         )
+        self.dpopThumbprint = try row.decode(column: "dpop_jkt", as: String?.self)
     }
 }
 

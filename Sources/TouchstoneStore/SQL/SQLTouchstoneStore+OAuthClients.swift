@@ -9,11 +9,12 @@ extension SQLTouchstoneStore {
                 try await db.raw(
                     """
                     INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris,
-                        backchannel_logout_uri, first_party, created_at, secret_rotated_at, ciba)
+                        backchannel_logout_uri, first_party, created_at, secret_rotated_at, ciba, dpop_bound)
                     VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash),
                         \(bind: client.redirectURIs.joined(separator: "\n")), \(bind: client.postLogoutRedirectURIs.joined(separator: "\n")),
                         \(bind: client.backchannelLogoutURI), \(bind: Int64(client.firstParty ? 1 : 0)), \(bind: client.createdAt.millis),
-                        \(bind: client.secretRotatedAt?.millis), \(bind: Int64(client.ciba ? 1 : 0)))
+                        \(bind: client.secretRotatedAt?.millis), \(bind: Int64(client.ciba ? 1 : 0)),
+                        \(bind: Int64(client.dpopBoundAccessTokens ? 1 : 0)))
                     """
                 ).run()
             }
@@ -71,5 +72,6 @@ extension OAuthClientRecord {
             secretRotatedAt: try row.optionalDate("secret_rotated_at")
         )
         self.ciba = try row.decode(column: "ciba", as: Int64.self) != 0
+        self.dpopBoundAccessTokens = try row.decode(column: "dpop_bound", as: Int64.self) != 0
     }
 }

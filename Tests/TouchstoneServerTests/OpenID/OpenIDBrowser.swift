@@ -130,13 +130,15 @@ extension TestClientProtocol {
         firstParty: Bool = false,
         postLogout: [String] = ["https://app.example.com/bye"],
         backchannel: String? = nil,
-        ciba: Bool = false
+        ciba: Bool = false,
+        dpop: Bool = false
     ) async throws -> OpenIDTestClient {
         var body: [String: any Sendable] = ["name": name, "redirectUris": [redirectURI], "postLogoutRedirectUris": postLogout]
         body["public"] = isPublic
         body["firstParty"] = firstParty
         if let backchannel { body["backchannelLogoutUri"] = backchannel }
         if ciba { body["ciba"] = true }
+        if dpop { body["dpopBoundAccessTokens"] = true }
         let created = try await self.request(.post, "/v1/admin/clients", token: key, json: body)
         try #require(created.status == .created, "\(String(decoding: created.body, as: UTF8.self))")
         return OpenIDTestClient(id: try #require(created.value("clientId")), secret: created.value("clientSecret"), redirectURI: redirectURI)

@@ -218,7 +218,7 @@ struct TokenLifecycleTests {
                 headers: form).value("error") == "invalid_request")
             // UserInfo without a token, or with an access token of the v1 API (no OpenID grant, no openid scope).
             let none = try await client.request(.get, "/oauth2/userinfo")
-            #expect(none.status == .unauthorized && none.headers[.wwwAuthenticate] == "Bearer")
+            #expect(none.status == .unauthorized && none.headers[.wwwAuthenticate] == #"Bearer, DPoP algs="ES256 EdDSA PS256 RS256""#)
             let (_, _) = try await Flow.signUp(client)
             let user = try await client.request(.post, "/v1/users", json: ["email": "direct@example.com", "password": Flow.password])
             let firstParty = try await client.request(.post, "/v1/session/token", token: try #require(user.value("session", "token")))

@@ -217,6 +217,7 @@
         badge(client.public ? "public" : "confidential", "active"));
       if (client.firstParty) item.append(badge("first-party", "active"));
       if (client.ciba) item.append(badge("CIBA", "active"));
+      if (client.dpopBoundAccessTokens) item.append(badge("DPoP", "active"));
       if (!client.public) {
         item.append(action("Rotate secret", `Replace the secret of ${client.name}? The old one stops working at once.`, async () => {
           const rotated = await api("POST", `/v1/admin/clients/${encodeURIComponent(client.clientId)}/rotate-secret`);
@@ -245,6 +246,7 @@
         public: $("client-public").checked,
         firstParty: $("client-first-party").checked,
         ciba: $("client-ciba").checked,
+        dpopBoundAccessTokens: $("client-dpop").checked,
       };
       if ($("client-backchannel").value.trim()) body.backchannelLogoutUri = $("client-backchannel").value.trim();
       const created = await api("POST", "/v1/admin/clients", body);

@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TouchstoneDPoP
+import TouchstoneStore
+
+/// The server's side of DPoP (RFC 9449) for every route that takes a proof: the token endpoints (which bind what they
+/// issue to the proof's key) and the routes that take a bound token (which check the proof is from that key). It
+/// reads the `DPoP` header, verifies the proof against this request (``DPoPVerifier``), demands one of this server's
+/// nonces when `TOUCHSTONE_DPOP_NONCE=on`, and refuses a `jti` seen before on any instance (one statement on the
+/// shared database).
+struct DPoPGate: Sendable {
+    let verifier: DPoPVerifier
+    let nonces: DPoPNonces
+    let requireNonce: Bool
+    let store: any DPoPStore
+    /// The public origin `htu` is compared with (`TOUCHSTONE_ISSUER`'s scheme, host and port); nil: the request's
+    /// own `Host` over http (a server reached directly).
+    let origin: String?
+    let now: @Sendable () -> Date
+
+    static let noncePurpose = "touchstone dpop nonce v1"
+
+    init(settings: DPoPSettings, issuer: String?, keyEncryptionKey: SymmetricKey, store: any DPoPStore, now: @escaping @Sendable () -> Date) {
+        self.verifier = DPoPVerifier(
+            maximumAge: TimeInterval(settings.proofMaximumAge.components.seconds),
+            allowedSkew: TimeInterval(settings.allowedClockSkew.components.seconds)
+        )
+        self.nonces = DPoPNonces(
+            key: HKDF<SHA256>.deriveKey(inputKeyMaterial: keyEncryptionKey, info: Array(Self.noncePurpose.utf8), outputByteCount: 32)
+        )
+        self.requireNonce = settings.requireNonce
+        self.store = store
+        self.origin = issuer.flatMap(Self.origin(of:))
+        self.now = now
+    }
+
+    /// `scheme://host[:port]` of a URL.
+    static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else { return nil }
+        return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")"
+    }
+
+    /// `DPoP-Nonce` for an answer: the current nonce when nonces are demanded.
+    var nonceHeader: String? { self.requireNonce ? self.nonces.current(at: self.now()) : nil }
+
+    /// The algorithms accepted, for `WWW-Authenticate: DPoP algs="…"` and the discovery document.
+    static let algorithms = DPoPVerifier.supportedAlgorithms.sorted()
+
+    /// The verified proof of `request`, its `jti` recorded; nil when the request has no `DPoP` header.
+    ///
+    /// - Parameter accessToken: the token sent with the proof (`ath` must be its hash); nil at a token endpoint.
+    /// - Throws: ``DPoPFailure`` for a malformed, mismatched, stale, replayed or nonce-less proof, or two `DPoP` headers.
+    func proof(of request: Request, accessToken: String?) async throws -> VerifiedDPoPProof? {
+        let values = request.headers[values: Self.header]
+        guard let proof = values.first else { return nil }
+        guard values.count == 1 else { throw DPoPFailure(DPoPError(.malformed, "a request carries at most one DPoP header")) }
+        let now = self.now()
+        let verified: VerifiedDPoPProof
+        do throws(DPoPError) {
+            verified = try self.verifier.verify(
+                proof,
+                method: request.method.rawValue,
+                url: self.url(of: request),
+                accessToken: accessToken,
+                nonce: self.requireNonce ? { self.nonces.isAcceptable($0, at: now) } : nil,
+                at: now
+            )
+        } catch {
+            throw DPoPFailure(error)
+        }
+        // Kept until the proof would be refused as stale anyway (its iat may be a little ahead of this clock).
+        let until = max(verified.issuedAt, now).addingTimeInterval(self.verifier.maximumAge + 1)
+        guard try await self.store.recordDPoPProof(thumbprint: verified.thumbprint, jti: verified.jti, expiresAt: until) else {
+            throw DPoPFailure(DPoPError(.replayed, "this proof's jti was used before"))
+        }
+        return verified
+    }
+
+    /// The URL `htu` must name: the public origin and the request's path (its query is no part of it).
+    func url(of request: Request) -> String {
+        let origin = self.origin ?? "http://\(request.head.authority ?? "")"
+        return origin + request.uri.path
+    }
+
+    static let header = HTTPField.Name("DPoP")!
+    static let nonceHeaderName = HTTPField.Name("DPoP-Nonce")!
+}
+
+/// A refused DPoP proof on its way to an answer: OAuth's shape at the token endpoint, `WWW-Authenticate: DPoP` at a
+/// resource.
+struct DPoPFailure: Error {
+    var error: DPoPError
+
+    init(_ error: DPoPError) {
+        self.error = error
+    }
+}
+
+extension APIError {
+    /// A refused proof on a `/v1` route: `invalid_dpop_proof` or `use_dpop_nonce` (with `DPoP-Nonce`), 400 where the
+    /// proof asks for a token and 401 (with `WWW-Authenticate: DPoP`) where it comes with a bound token.
+    static func dpop(_ error: DPoPError, status: HTTPResponse.Status, nonce: String?) -> APIError {
+        var api = APIError(status, code: error.oauthError, message: error.reason)
+        if let nonce { api.headers[DPoPGate.nonceHeaderName] = nonce }
+        if status == .unauthorized {
+            api.headers[.wwwAuthenticate] = DPoPGate.challenge(scheme: .dpop, error: error.oauthError, description: error.reason)
+        }
+        return api
+    }
+}

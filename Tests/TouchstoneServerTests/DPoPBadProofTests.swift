@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+import TouchstoneServer
+import TouchstoneTesting
+
+/// Every malformed or mismatched DPoP proof is refused with `invalid_dpop_proof` and nothing is issued (issue #43, Bad
+/// input): at `POST /v1/session/token` (a token endpoint) and, for the checks that need a token, at UserInfo.
+struct DPoPBadProofTests {
+    static let url = "https://auth.example.com/v1/session/token"
+
+    static func sessionToken(_ client: any TestClientProtocol) async throws -> String {
+        let email = "dpop-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let created = try await client.request(.post, "/v1/users", json: ["email": email, "password": AuthorizationCodeFlowTests.password])
+        return try #require(created.value("session", "token"))
+    }
+
+    static func issue(_ client: any TestClientProtocol, _ session: String, proofs: [String]) async throws -> JSONTestResponse {
+        var headers: HTTPFields = [:]
+        for proof in proofs { headers.append(HTTPField(name: .init("DPoP")!, value: proof)) }
+        return try await client.request(.post, "/v1/session/token", token: session, headers: headers)
+    }
+
+    @Test func eachBrokenProofIsRefusedAndNothingIssued() async throws {
+        let configuration = TestServer.configuration { $0.tokens.issuer = "https://auth.example.com" }
+        try await TestServer.run(configuration: configuration) { client in
+            let session = try await Self.sessionToken(client)
+            let key = DPoPProofMaker.p256()
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let hmac = DPoPProofMaker.p256().proof(url: Self.url, header: { $0["alg"] = "HS256" })
+            var privateJWK = key.jwk
+            privateJWK["d"] = "AAAA"
+            let cases: [(String, [String])] = [
+                ("wrong typ", [key.proof(url: Self.url, header: { $0["typ"] = "JWT" })]),
+                ("alg none", [key.proof(url: Self.url, header: { $0["alg"] = "none" }, signature: { _ in [] })]),
+                ("an HMAC alg", [hmac]),
+                ("a private key in jwk", [key.proof(url: Self.url, header: { $0["jwk"] = privateJWK })]),
+                ("another method", [key.proof(method: "GET", url: Self.url)]),
+                ("another path", [key.proof(url: "https://auth.example.com/oauth2/token")]),
+                ("a query in htu", [key.proof(url: Self.url + "?x=1")]),
+                ("another host", [key.proof(url: "https://evil.example.com/v1/session/token")]),
+                ("a stale iat", [key.proof(url: Self.url, iat: now.addingTimeInterval(-61))]),
+                ("an iat in the future", [key.proof(url: Self.url, iat: now.addingTimeInterval(30))]),
+                ("no jti", [key.proof(url: Self.url, claims: { $0["jti"] = nil })]),
+                ("a wrong signature", [key.proof(url: Self.url, signature: { $0.map { $0 ^ 1 } })]),
+                ("ath without a token", [key.proof(url: Self.url, accessToken: "x")]),
+                ("two DPoP headers", [key.proof(url: Self.url), key.proof(url: Self.url)]),
+                ("an oversized proof", [key.proof(url: Self.url, claims: { $0["pad"] = String(repeating: "a", count: 9000) })]),
+                ("not a JWS", ["a.b"]),
+            ]
+            for (name, proofs) in cases {
+                let response = try await Self.issue(client, session, proofs: proofs)
+                #expect(response.status == .badRequest, "\(name): \(response.status)")
+                #expect(response.errorCode == "invalid_dpop_proof", "\(name): \(String(decoding: response.body, as: UTF8.self))")
+                #expect(response.value("accessToken") == nil, "\(name)")
+            }
+            // A proof used once is refused the second time.
+            let proof = key.proof(url: Self.url)
+            let first = try await Self.issue(client, session, proofs: [proof])
+            #expect(first.status == .ok && first.value("tokenType") == "DPoP")
+            let token = try #require(first.value("accessToken") as String?)
+            #expect((jwtPayload(token)["cnf"] as? [String: String])?["jkt"] == key.thumbprint)
+            let again = try await Self.issue(client, session, proofs: [proof])
+            #expect(again.status == .badRequest && again.errorCode == "invalid_dpop_proof")
+            // Without a proof the token is a bearer token, as before.
+            let bearer = try await Self.issue(client, session, proofs: [])
+            #expect(bearer.status == .ok && bearer.value("tokenType") == "Bearer")
+        }
+    }
+
+    @Test func aReplayedJtiIsRefusedByTheOtherInstanceOfOneDatabase() async throws {
+        // Two applications on one database file: the second refuses what the first accepted.
+        // Outside TestServer's temporary paths, which each run removes at its end.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dpop-replay-\(UUID().uuidString).sqlite").path
+        let configuration = TestServer.configuration {
+            $0.tokens.issuer = "https://auth.example.com"
+            $0.database = .sqliteFile(path: path)
+        }
+        let key = DPoPProofMaker.p256()
+        let proof = key.proof(url: Self.url)
+        let session = try await TestServer.run(configuration: configuration) { client in
+            let session = try await Self.sessionToken(client)
+            #expect(try await Self.issue(client, session, proofs: [proof]).status == .ok)
+            return session
+        }
+        try await TestServer.run(configuration: configuration) { client in
+            let again = try await Self.issue(client, session, proofs: [proof])
+            #expect(again.status == .badRequest && again.errorCode == "invalid_dpop_proof")
+            #expect(again.value("error", "message")?.contains("jti") == true)
+        }
+        for suffix in ["", "-wal", "-shm", ".kek"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
