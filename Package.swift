@@ -222,6 +222,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
         // Shared helpers for the test targets: a manual clock, a test server, an in-process SDK transport.
@@ -283,6 +284,7 @@ let package = Package(
             name: "touchstone-fuzz",
             dependencies: [
                 "TouchstoneCrypto",
+                "TouchstoneDPoP",
                 "TouchstoneWebAuthn",
                 "CFuzzDriver",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -24,7 +24,7 @@ else
 fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(cbor authenticator-data attestation-object cose-key public-key signature client-data)
+  targets=(cbor authenticator-data attestation-object cose-key public-key signature client-data dpop-proof)
 fi
 
 # Its own build directory: every Swift module is instrumented, which a normal build must not be. SwiftPM calls the

@@ -7,6 +7,9 @@
 - Apple's published App Attest attestation (Tests/TouchstoneWebAuthnTests/Fixtures/apple-app-attest-guide.json).
 - Public keys in every accepted encoding, made here with the openssl command line (public data only).
 - A few hand-written edge cases per target.
+- Fuzz/corpus/dpop-proof (not written by this script): DPoP proofs made on 2026-11-28 with PyJWT and `cryptography`
+  under keys generated for the purpose (ES256, EdDSA, PS256; one with ath and nonce), and edits of them (alg none, a
+  private jwk member, two parts).
 
 Run it once; the output is committed. libFuzzer adds what it finds to artifacts/fuzz/, not to the repository;
 `scripts/fuzz.sh merge` then adds the found inputs that reach new code to Fuzz/corpus (files named by their SHA-1;

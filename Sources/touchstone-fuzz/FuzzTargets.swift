@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import TouchstoneCrypto
+import TouchstoneDPoP
 import TouchstoneWebAuthn
 
 /// The parsers that read attacker-controlled bytes, each as a fuzz target: any crash, sanitizer report or failed
@@ -13,6 +14,7 @@ enum FuzzTarget: String, CaseIterable {
     case publicKey = "public-key"
     case signature
     case clientData = "client-data"
+    case dpopProof = "dpop-proof"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -23,6 +25,23 @@ enum FuzzTarget: String, CaseIterable {
         case .publicKey: Self.publicKey(bytes)
         case .signature: Self.signature(bytes)
         case .clientData: _ = try? CollectedClientData(bytes: bytes)
+        case .dpopProof: Self.dpopProof(bytes)
+        }
+    }
+
+    /// A DPoP proof (RFC 9449) as the `DPoP` header brings it: every check of the parser, with and without an access
+    /// token and a demanded nonce. A proof that passes has a 43-character thumbprint and a jti of 1 to 256 bytes.
+    static func dpopProof(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let verifier = DPoPVerifier(maximumAge: 300, allowedSkew: 300)
+        for token in [nil, "token"] as [String?] {
+            let verified = try? verifier.verify(
+                text, method: "POST", url: "https://fuzz.example/oauth2/token", accessToken: token,
+                nonce: token == nil ? nil : { $0 == "n" }, at: Date(timeIntervalSince1970: 1_800_000_000))
+            if let verified {
+                precondition(verified.thumbprint.utf8.count == 43, "a thumbprint is not 43 characters")
+                precondition((1...256).contains(verified.jti.utf8.count), "an accepted jti is empty or too long")
+            }
         }
     }
 

@@ -5,7 +5,7 @@ import TouchstoneTesting
 /// The committed fuzzing corpus replays through every fuzz target in a normal build (scripts/fuzz.sh runs the same
 /// targets under libFuzzer and AddressSanitizer).
 struct FuzzCorpusTests {
-    static let targets = ["cbor", "authenticator-data", "attestation-object", "cose-key", "public-key", "signature", "client-data"]
+    static let targets = ["cbor", "authenticator-data", "attestation-object", "cose-key", "public-key", "signature", "client-data", "dpop-proof"]
 
     static var binary: String {
         get throws {
