@@ -107,7 +107,7 @@ public struct DPoPVerifier: Sendable {
         return object
     }
 
-    private static func verifies(_ signature: [UInt8], over input: [UInt8], alg: String, key: DPoPPublicKey.Key) -> Bool {
+    static func verifies(_ signature: [UInt8], over input: [UInt8], alg: String, key: DPoPPublicKey.Key) -> Bool {
         switch (alg, key) {
         case ("ES256", .p256(let x, let y)):
             // JWS ES256 is the raw 64-byte r‖s (RFC 7518 §3.4), never DER.

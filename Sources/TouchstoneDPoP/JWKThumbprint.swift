@@ -61,6 +61,21 @@ public struct DPoPPublicKey: Sendable, Hashable {
         }
     }
 
+    /// The JWS algorithm this key signs with outside a proof (a registration's proof-key signature): ES256 for P-256
+    /// (the raw 64-byte r‖s), EdDSA for Ed25519, RS256 for RSA.
+    public var algorithm: String {
+        switch self.key {
+        case .p256: "ES256"
+        case .ed25519: "EdDSA"
+        case .rsa: "RS256"
+        }
+    }
+
+    /// Whether `signature` is this key's signature over `message` with ``algorithm``.
+    public func isValidSignature(_ signature: [UInt8], over message: [UInt8]) -> Bool {
+        DPoPVerifier.verifies(signature, over: message, alg: self.algorithm, key: self.key)
+    }
+
     /// The JWK SHA-256 thumbprint (RFC 7638), base64url: what `cnf.jkt` and `dpop_jkt` carry.
     public var thumbprint: String {
         Base64.urlEncode(Array(SHA256.hash(data: Array(self.canonicalJSON.utf8))))

@@ -208,6 +208,7 @@ struct FailingStore: TouchstoneStore {
     func insertRegistration(_ registration: RegistrationRecord) async throws { throw self.error }
     func registration(id: String) async throws -> RegistrationRecord? { throw self.error }
     func signInRegistration(id: String) async throws -> SignInRegistrationRecord? { throw self.error }
+    func setRegistrationProofKey(id: String, userId: String, thumbprint: String) async throws -> Bool { throw self.error }
     func signInAttempt(registrationId: String, challenge: String) async throws -> SignInAttemptRecord? { throw self.error }
     func latestRegistration(keyFingerprint: String) async throws -> RegistrationRecord? { throw self.error }
     func activeRegistration(deviceId: String) async throws -> RegistrationRecord? { throw self.error }

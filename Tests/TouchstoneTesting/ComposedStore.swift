@@ -135,6 +135,9 @@ public struct ComposedStore: TouchstoneStore {
     public func registration(id: String) async throws -> RegistrationRecord? {
         try await self.registrationStore.registration(id: id)
     }
+    public func setRegistrationProofKey(id: String, userId: String, thumbprint: String) async throws -> Bool {
+        try await self.registrationStore.setRegistrationProofKey(id: id, userId: userId, thumbprint: thumbprint)
+    }
     public func signInRegistration(id: String) async throws -> SignInRegistrationRecord? {
         try await self.registrationStore.signInRegistration(id: id)
     }

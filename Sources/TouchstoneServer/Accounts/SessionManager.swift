@@ -78,8 +78,12 @@ struct SessionManager: Sendable {
     /// Finds the live session for a bearer token and refreshes its idle deadline (and when it was last seen: both move
     /// in the same steps, so `lastSeenAt` is right to the step).
     ///
-    /// - Throws: 401 `unauthenticated` when the token is unknown, revoked, expired or idle-expired.
-    func authenticate(token: String) async throws -> AuthenticatedSession {
+    /// - Parameter possession: checks the request's DPoP proof against the session's binding (``SessionAuthenticator``);
+    ///   without it a session bound to a phone's proof key is refused (a cookie, a form: places a DPoP proof cannot
+    ///   come). Runs before the session counts as used.
+    /// - Throws: 401 `unauthenticated` when the token is unknown, revoked, expired or idle-expired, or bound where no
+    ///   proof can come; what `possession` throws.
+    func authenticate(token: String, possession: ((SessionRecord) async throws -> Void)? = nil) async throws -> AuthenticatedSession {
         let now = self.now()
         guard var session = try await self.store.session(tokenHash: Secrets.hash(token: token)) else {
             throw APIError.unauthenticated("unknown session token")
@@ -87,6 +91,11 @@ struct SessionManager: Sendable {
         guard session.revokedAt == nil else { throw APIError.unauthenticated("the session was signed out") }
         guard now < session.expiresAt else { throw APIError.unauthenticated("the session has expired") }
         guard now < session.idleExpiresAt else { throw APIError.unauthenticated("the session expired after inactivity") }
+        if let possession {
+            try await possession(session)
+        } else if session.dpopThumbprint != nil {
+            throw APIError.unauthenticated("this session is bound to a phone's key and works only with its DPoP proofs")
+        }
         guard let user = try await self.store.user(id: session.userId) else {
             throw APIError.unauthenticated("the account no longer exists")
         }

@@ -75,7 +75,6 @@ struct ServerCore: Sendable {
         self.sessions = sessions
         self.limiter = RateLimiter(settings: configuration.rateLimits, store: store, buckets: AddressBuckets(), audit: audit, now: dependencies.now)
         self.hasher = PasswordHasher(cost: configuration.bcryptCost)
-        self.authenticator = SessionAuthenticator(sessions: self.sessions)
         self.dpop = DPoPGate(
             settings: configuration.dpop,
             issuer: configuration.tokens.issuer,
@@ -83,5 +82,6 @@ struct ServerCore: Sendable {
             store: store,
             now: dependencies.now
         )
+        self.authenticator = SessionAuthenticator(sessions: self.sessions, dpop: self.dpop)
     }
 }

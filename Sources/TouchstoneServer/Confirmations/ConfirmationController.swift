@@ -9,7 +9,7 @@ struct ConfirmationController {
     typealias Context = TouchstoneRequestContext
 
     let service: ConfirmationService
-    let sessions: SessionManager
+    let authenticator: SessionAuthenticator
     let store: any TouchstoneStore
     let limiter: RateLimiter
     let passkeyTimeoutMilliseconds: Int
@@ -32,18 +32,18 @@ struct ConfirmationController {
     /// The caller of a route open to the confirmation's user and to service callers: a session, or an admin key
     /// (`tsa_...`). 401 without a usable bearer token.
     func caller(_ request: Request) async throws -> ConfirmationCaller {
-        let token = try request.bearerToken()
+        let token = DPoPGate.accessToken(of: request)?.token ?? ""
         if token.hasPrefix(AdminKeys.prefix) {
             guard let key = try await AdminKeys.find(token, store: self.store) else { throw APIError.unauthenticated("unknown admin key") }
             return .service(name: key.name)
         }
-        return .user(try await self.sessions.authenticate(token: token))
+        return .user(try await self.authenticator.authenticate(request))
     }
 
     /// A session the caller chose to send (approve): checked if present.
     func optionalSession(_ request: Request) async throws -> AuthenticatedSession? {
         guard request.headers[.authorization] != nil else { return nil }
-        return try await self.sessions.authenticate(token: try request.bearerToken())
+        return try await self.authenticator.authenticate(request)
     }
 
     // MARK: Routes

@@ -20,7 +20,7 @@ struct ConfirmationsFeature: Feature {
                 issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
                 receiptAudiences: configuration.tokens.resolvedReceiptAudiences(port: configuration.port)
             ),
-            sessions: self.core.sessions,
+            authenticator: self.core.authenticator,
             store: self.core.store,
             limiter: self.core.limiter,
             passkeyTimeoutMilliseconds: Int(configuration.passkeys.timeout.components.seconds) * 1000

@@ -25,6 +25,7 @@ struct BiometricRegistrationController {
         group.get(use: self.list)
         group.delete("/:id", use: self.delete)
         group.post("/:id/unlock", use: self.unlock)
+        group.post("/:id/proof-key", use: self.addProofKey)
         group.put("/:id/pin", use: self.setPin)
         group.delete("/:id/pin", use: self.removePin)
         // No session: the device reporting that its key is gone usually has no way left to sign in.
@@ -92,6 +93,8 @@ struct BiometricRegistrationController {
     struct FinishInput: Decodable {
         var registrationId: String
         var signature: String
+        /// The phone's DPoP proof key (issue #43), optional.
+        var proofKey: ProofKeyInput.Fields
 
         enum CodingKeys: CodingKey { case registrationId, signature }
 
@@ -99,6 +102,7 @@ struct BiometricRegistrationController {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.registrationId = try container.decodeString(.registrationId, maxLength: 64)
             self.signature = try container.decodeString(.signature, maxLength: 4096)
+            self.proofKey = try ProofKeyInput.Fields(from: decoder)
         }
     }
 
@@ -114,8 +118,9 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let input = try await request.decodeJSON(as: FinishInput.self, context: context)
         let signature = try decodeSignature(input.signature)
+        let proofKey = try ProofKeyInput.parse(input.proofKey)
         let (registration, credential) = try await self.audit.failures(.registrationFinished, userId: caller.user.id, registrationId: input.registrationId) {
-            try await self.service.finishRegistration(caller: caller, registrationId: input.registrationId, signature: signature)
+            try await self.service.finishRegistration(caller: caller, registrationId: input.registrationId, signature: signature, proofKey: proofKey)
         }
         return JSONResponse(
             .created, EnrolledBody(registration: RegistrationResource(registration), deviceCredential: credential), headers: [.cacheControl: "no-store"])
@@ -125,6 +130,34 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let registrations = try await self.store.registrations(userId: caller.user.id)
         return JSONResponse(.ok, RegistrationList(registrations: registrations.map(RegistrationResource.init)))
+    }
+
+    struct ProofKeyAddition: Decodable {
+        var challenge: String
+        var signature: String
+        var proofKey: ProofKeyInput.Fields
+
+        enum CodingKeys: CodingKey { case challenge, signature }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.challenge = try container.decodeString(.challenge, maxLength: 512)
+            self.signature = try container.decodeString(.signature, maxLength: 4096)
+            self.proofKey = try ProofKeyInput.Fields(from: decoder)
+        }
+    }
+
+    /// `POST /v1/biometrics/registrations/{id}/proof-key` `{challenge, signature, proofKey, proofKeySignature}`: a DPoP
+    /// proof key for a registration enrolled without one (issue #43).
+    @Sendable func addProofKey(request: Request, context: Context) async throws -> JSONResponse<RegistrationBody> {
+        let caller = try context.requireIdentity()
+        let id = try context.parameters.require("id")
+        let input = try await request.decodeJSON(as: ProofKeyAddition.self, context: context)
+        let signature = try decodeSignature(input.signature)
+        guard let proofKey = try ProofKeyInput.parse(input.proofKey) else { throw APIError.invalidProofKey("proofKey is required") }
+        let registration = try await self.service.addProofKey(
+            caller: caller, registrationId: id, challenge: input.challenge, signature: signature, proofKey: proofKey)
+        return JSONResponse(.ok, RegistrationBody(registration: RegistrationResource(registration)))
     }
 
     /// `POST /v1/biometrics/registrations/{id}/unlock` (fresh strong authentication).

@@ -108,12 +108,13 @@ struct BiometricService: Sendable {
         }
     }
 
-    /// Step 2 of enrolment: the signature over the challenge proves possession of the private key.
+    /// Step 2 of enrolment: the signature over the challenge proves possession of the private key. With a proof key
+    /// (issue #43) both keys sign `<challenge>.<thumbprint>` and the registration keeps the proof key's thumbprint.
     ///
     /// - Returns: The active registration and its device credential (issue #34: it lets the phone read sign-in
     ///   requests without a biometric prompt; shown once, stored as its hash with the activation).
-    func finishRegistration(caller: AuthenticatedSession, registrationId: String, signature: [UInt8]) async throws
-        -> (registration: RegistrationRecord, deviceCredential: String)
+    func finishRegistration(caller: AuthenticatedSession, registrationId: String, signature: [UInt8], proofKey: ProofKeyInput? = nil)
+        async throws -> (registration: RegistrationRecord, deviceCredential: String)
     {
         let now = self.now()
         guard let registration = try await self.store.registration(id: registrationId),
@@ -134,9 +135,10 @@ struct BiometricService: Sendable {
             throw APIError.challengeNotFound
         }
         guard now < challenge.expiresAt else { throw APIError.challengeExpired }
-        guard try self.verify(signature, over: challenge.challenge, by: registration) else {
+        guard try self.verify(signature, over: ProofKeyInput.message(challenge: challenge.challenge, proofKey: proofKey), by: registration) else {
             throw APIError.invalidSignature
         }
+        try proofKey?.verify(challenge: challenge.challenge)
         let scope: ReplacementScope = self.policy.current.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
         // The activation, the registrations it replaces and their events (with their webhooks) commit together.
         let events: [AuditEventRecord]
@@ -146,6 +148,7 @@ struct BiometricService: Sendable {
             events = try await self.audit.store.unitOfWork { tx in
                 let replaced = try await tx.activateRegistration(id: registrationId, replacing: scope, at: now)
                 try await tx.setDeviceCredential(registrationId: registrationId, credentialHash: Secrets.hash(token: deviceCredential), at: now)
+                if let proofKey { try await Self.setProofKey(proofKey, registrationId: registrationId, userId: userId, in: tx) }
                 let events = [audit.event(.registrationFinished, userId: userId, registrationId: registrationId, notify: address)]
                     + replaced.map { audit.event(.registrationReplaced, .info, userId: userId, registrationId: $0, reason: registrationId) }
                 for event in events { try await tx.insertAuditEvent(event) }

@@ -68,6 +68,9 @@ struct RegistrationResource: Encodable {
     var keyAttestation: KeyAttestation?
     /// `none`, `set` or `disabled` (too many wrong PINs; a password sign-in re-enables it).
     var pin: String
+    /// The RFC 7638 thumbprint of the phone's DPoP proof key (issue #43): sessions of this registration's sign-ins are
+    /// bound to it. Null: none.
+    var proofKeyThumbprint: String?
 
     init(_ record: RegistrationRecord) {
         self.appAttested = record.appAttestKeyId != nil
@@ -81,6 +84,7 @@ struct RegistrationResource: Encodable {
         self.status = record.status.rawValue
         self.createdAt = record.createdAt.rfc3339
         self.lastUsedAt = record.lastUsedAt?.rfc3339
+        self.proofKeyThumbprint = record.proofKeyThumbprint
     }
 
     /// `keyAttestation` of a registration: `{"platform": "android", "securityLevel": "tee" | "strongbox", "packageName"}`.
@@ -91,7 +95,7 @@ struct RegistrationResource: Encodable {
     }
 
     enum CodingKeys: CodingKey {
-        case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt, appAttested, keyAttestation, pin
+        case id, userId, deviceId, deviceName, algorithm, status, createdAt, lastUsedAt, appAttested, keyAttestation, pin, proofKeyThumbprint
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -104,6 +108,7 @@ struct RegistrationResource: Encodable {
         try container.encode(self.status, forKey: .status)
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.lastUsedAt, forKey: .lastUsedAt)
+        try container.encode(self.proofKeyThumbprint, forKey: .proofKeyThumbprint)
         try container.encode(self.appAttested, forKey: .appAttested)
         try container.encode(self.keyAttestation, forKey: .keyAttestation)
         try container.encode(self.pin, forKey: .pin)

@@ -76,7 +76,7 @@ struct RecoveryController {
         if let token = input.token {
             user = try await byToken(token)
         } else {
-            let caller = try await self.service.core.sessions.authenticate(token: try request.bearerToken())
+            let caller = try await self.service.core.authenticator.authenticate(request)
             user = try await byCode(input.code ?? "", caller)
         }
         return JSONResponse(.ok, UserOnly(user: UserResource(user)))

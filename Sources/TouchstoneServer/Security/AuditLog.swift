@@ -21,6 +21,7 @@ enum AuditEventType: String, CaseIterable, Sendable {
     case registrationLocked = "registration.locked"
     case registrationUnlocked = "registration.unlocked"
     case registrationInvalidated = "registration.invalidated"
+    case proofKeyAdded = "registration.proof_key_added"
     case biometricLogin = "biometric_login"
     case pinSet = "pin.set"
     case pinRemoved = "pin.removed"

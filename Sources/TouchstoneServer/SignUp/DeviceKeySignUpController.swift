@@ -57,6 +57,8 @@ struct DeviceKeySignUpController {
     struct FinishInput: Decodable {
         var signUpId: String
         var signature: String
+        /// The phone's DPoP proof key (issue #43), optional: the new session is then bound to it.
+        var proofKey: ProofKeyInput.Fields
 
         enum CodingKeys: CodingKey { case signUpId, signature }
 
@@ -64,6 +66,7 @@ struct DeviceKeySignUpController {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.signUpId = try container.decodeString(.signUpId, maxLength: 64)
             self.signature = try container.decodeString(.signature, maxLength: 4096)
+            self.proofKey = try ProofKeyInput.Fields(from: decoder)
         }
     }
 
@@ -79,7 +82,7 @@ struct DeviceKeySignUpController {
         guard self.service.enabled else { throw APIError.signUpDisabled }
         let input = try await request.decodeJSON(as: FinishInput.self, context: context)
         let signature = try decodeSignature(input.signature)
-        let done = try await self.service.finish(signUpId: input.signUpId, signature: signature)
+        let done = try await self.service.finish(signUpId: input.signUpId, signature: signature, proofKey: try ProofKeyInput.parse(input.proofKey))
         return JSONResponse(
             .created,
             SignedUpBody(

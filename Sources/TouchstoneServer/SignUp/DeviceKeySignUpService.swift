@@ -96,7 +96,7 @@ struct DeviceKeySignUpService: Sendable {
 
     /// - Throws: 401 `challenge_not_found` (unknown, used), `challenge_expired`, `invalid_signature` (the sign-up is
     ///   used up: start again); 409 `email_taken`, `device_enrolled_for_another_user` when either was taken meanwhile.
-    func finish(signUpId: String, signature: [UInt8]) async throws -> SignedUp {
+    func finish(signUpId: String, signature: [UInt8], proofKey: ProofKeyInput? = nil) async throws -> SignedUp {
         guard self.enabled else { throw APIError.signUpDisabled }
         let now = self.now()
         guard let pending = try await self.store.consumePendingSignUp(id: signUpId, kind: .deviceKey),
@@ -107,10 +107,13 @@ struct DeviceKeySignUpService: Sendable {
         }
         guard now < pending.expiresAt else { throw APIError.challengeExpired }
         let key = try self.deviceKeys.keys.key(bytes: spki, algorithm: algorithm)
-        guard key.isValidSignature(signature, for: Array(details.challenge.utf8)) else { throw APIError.invalidSignature }
+        guard key.isValidSignature(signature, for: Array(ProofKeyInput.message(challenge: details.challenge, proofKey: proofKey).utf8)) else {
+            throw APIError.invalidSignature
+        }
+        try proofKey?.verify(challenge: details.challenge)
 
         let user = UserRecord(id: pending.userId, email: pending.email, displayName: pending.displayName, passwordHash: nil, createdAt: now)
-        let registration = RegistrationRecord(
+        var made = RegistrationRecord(
             id: self.deviceKeys.secrets.newIdentifier(),
             userId: user.id,
             deviceId: details.deviceId,
@@ -123,6 +126,8 @@ struct DeviceKeySignUpService: Sendable {
             appAttestKeyId: details.appAttestKeyId,
             keyAttestation: details.keyAttestationLevel.map { KeyAttestationRecord(securityLevel: $0, packageName: details.keyAttestationPackage ?? "") }
         )
+        made.proofKeyThumbprint = proofKey?.thumbprint
+        let registration = made
         let (token, session) = self.sessions.make(for: user, method: .biometric, registrationId: registration.id)
         let deviceCredential = self.deviceKeys.secrets.newToken()
         let finished = self.audit.event(.registrationFinished, userId: user.id, registrationId: registration.id, reason: "sign_up")
@@ -134,7 +139,13 @@ struct DeviceKeySignUpService: Sendable {
                 _ = try await tx.activateRegistration(id: registration.id, replacing: .sameDevice, at: now)
                 try await tx.setDeviceCredential(registrationId: registration.id, credentialHash: Secrets.hash(token: deviceCredential), at: now)
             },
-            conflict: { try await store.user(email: user.email) != nil ? APIError.emailTaken : APIError.deviceEnrolledForAnotherUser }
+            conflict: {
+                if try await store.user(email: user.email) != nil { return APIError.emailTaken }
+                // The device enrolled for someone else, or (with a proof key) that key registered already.
+                guard proofKey != nil else { return APIError.deviceEnrolledForAnotherUser }
+                let enrolled = try await store.activeRegistration(deviceId: details.deviceId)
+                return enrolled != nil ? APIError.deviceEnrolledForAnotherUser : APIError.proofKeyInUse
+            }
         )
         guard let active = try await self.store.registration(id: registration.id) else { throw APIError.registrationNotFound }
         return SignedUp(user: user, token: token, session: session, registration: active, deviceCredential: deviceCredential)

@@ -32,18 +32,22 @@ struct TokenController {
     }
 
     /// `POST /v1/session/token`: a short-lived access token for the caller's session; bound to a DPoP key (`cnf.jkt`,
-    /// `tokenType` `DPoP`) when the request carries a proof (RFC 9449 §5).
+    /// `tokenType` `DPoP`) when the request carries a proof (RFC 9449 §5). A session bound to a phone's proof key
+    /// always gets tokens bound to that key (its proof, with `ath`, was checked with the session).
     @Sendable func issue(request: Request, context: Context) async throws -> JSONResponse<Issued> {
-        let proof: VerifiedDPoPProof?
-        do {
-            proof = try await self.dpop.proof(of: request, accessToken: nil)
-        } catch let failure as DPoPFailure {
-            throw APIError.dpop(failure.error, status: .badRequest, nonce: self.dpop.nonceHeader)
+        let identity = try context.requireIdentity()
+        var thumbprint = identity.session.dpopThumbprint
+        if thumbprint == nil {
+            do {
+                thumbprint = try await self.dpop.proof(of: request, accessToken: nil)?.thumbprint
+            } catch let failure as DPoPFailure {
+                throw APIError.dpop(failure.error, status: .badRequest, nonce: self.dpop.nonceHeader)
+            }
         }
-        let (token, expiresIn) = try await self.tokens.issueAccessToken(for: try context.requireIdentity(), dpopThumbprint: proof?.thumbprint)
+        let (token, expiresIn) = try await self.tokens.issueAccessToken(for: identity, dpopThumbprint: thumbprint)
         var headers: HTTPFields = [.cacheControl: "no-store"]
         if let nonce = self.dpop.nonceHeader { headers[DPoPGate.nonceHeaderName] = nonce }
-        return JSONResponse(.ok, Issued(accessToken: token, tokenType: proof == nil ? "Bearer" : "DPoP", expiresIn: expiresIn), headers: headers)
+        return JSONResponse(.ok, Issued(accessToken: token, tokenType: thumbprint == nil ? "Bearer" : "DPoP", expiresIn: expiresIn), headers: headers)
     }
 
     /// `GET /.well-known/jwks.json`: the public keys of the signing key set (RFC 7517).

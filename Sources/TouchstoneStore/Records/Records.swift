@@ -92,6 +92,10 @@ public struct SessionRecord: Sendable, Hashable {
     public var userAgent: String?
     /// When the session was last used, to the idle deadline's step (a minute); nil for sessions from before it was kept.
     public var lastSeenAt: Date?
+    /// The thumbprint of the DPoP key the session is bound to (issue #43): a phone's own sign-in (device key or PIN)
+    /// with a registration that has a proof key. Not stored with the session: ``SessionStore/session(tokenHash:)``
+    /// reads it from the registration. A bound session is used only with DPoP proofs from that key.
+    public var dpopThumbprint: String?
 
     public init(
         tokenHash: String,
@@ -169,6 +173,9 @@ public struct RegistrationRecord: Sendable, Hashable {
     public var pinSetAt: Date?
     /// When three wrong PINs disabled it (until the next password sign-in).
     public var pinDisabledAt: Date?
+    /// The RFC 7638 thumbprint of the phone's DPoP proof key (issue #43): sessions of this registration's sign-ins are
+    /// bound to it. Never the same on two registrations.
+    public var proofKeyThumbprint: String?
 
     public init(
         id: String,

@@ -254,5 +254,14 @@ extension Migrations {
                 "ALTER TABLE oauth_clients ADD COLUMN dpop_bound BIGINT NOT NULL DEFAULT 0",
             ]
         ),
+        Migration(
+            version: 25,
+            name: "DPoP: a registration's proof key (its thumbprint), never on two registrations",
+            statements: [
+                "ALTER TABLE registrations ADD COLUMN proof_jkt TEXT",
+                // NULLs do not collide (SQLite and PostgreSQL alike): registrations without a proof key are unaffected.
+                "CREATE UNIQUE INDEX registrations_proof_jkt ON registrations (proof_jkt)",
+            ]
+        ),
     ]
 }

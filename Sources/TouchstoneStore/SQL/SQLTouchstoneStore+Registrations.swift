@@ -10,16 +10,32 @@ extension SQLTouchstoneStore {
                 """
                 INSERT INTO registrations (id, user_id, device_id, device_name, algorithm, public_key, key_fingerprint,
                     status, created_at, last_used_at, status_changed_at, app_attest_key_id, key_attestation_level,
-                    key_attestation_package)
+                    key_attestation_package, proof_jkt)
                 VALUES (\(bind: registration.id), \(bind: registration.userId), \(bind: registration.deviceId),
                     \(bind: registration.deviceName), \(bind: registration.algorithm),
                     \(bind: registration.publicKey.base64URL), \(bind: registration.keyFingerprint),
                     \(bind: registration.status.rawValue), \(bind: registration.createdAt.millis),
                     \(bind: registration.lastUsedAt?.millis), \(bind: registration.statusChangedAt?.millis),
                     \(bind: registration.appAttestKeyId), \(bind: registration.keyAttestation?.securityLevel),
-                    \(bind: registration.keyAttestation?.packageName))
+                    \(bind: registration.keyAttestation?.packageName), \(bind: registration.proofKeyThumbprint))
                 """
             ).run()
+        }
+    }
+
+    public func setRegistrationProofKey(id: String, userId: String, thumbprint: String) async throws -> Bool {
+        do {
+            return try await self.executor.withDatabase { db in
+                try await db.raw(
+                    """
+                    UPDATE registrations SET proof_jkt = \(bind: thumbprint)
+                    WHERE id = \(bind: id) AND user_id = \(bind: userId) AND proof_jkt IS NULL AND status IN ('pending', 'active')
+                    RETURNING id
+                    """
+                ).first() != nil
+            }
+        } catch where self.executor.isUniqueViolation(error) {
+            throw StoreError.conflict("the proof key is registered already")
         }
     }
 

@@ -132,6 +132,7 @@ extension RegistrationRecord {
         self.failedAttempts = try row.decode(column: "failed_attempts", as: Int64.self)
         self.pinSetAt = try row.optionalDate("pin_set_at")
         self.pinDisabledAt = try row.optionalDate("pin_disabled_at")
+        self.proofKeyThumbprint = try row.decode(column: "proof_jkt", as: String?.self)
         if let level = try row.decode(column: "key_attestation_level", as: String?.self),
             let package = try row.decode(column: "key_attestation_package", as: String?.self)
         {

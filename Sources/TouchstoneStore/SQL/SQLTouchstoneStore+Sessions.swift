@@ -45,8 +45,27 @@ extension SQLTouchstoneStore {
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
         try await self.executor.withReadOnlyDatabase { db in
-            try await db.hot("SELECT \(unsafeRaw: SessionRecord.insertColumns) FROM sessions WHERE token_hash = \(bind: tokenHash)").first
-                .map(SessionRecord.init(row:))
+            // The proof key of the registration a phone's own sign-in (device key or PIN) came from: such a session is
+            // bound to it (issue #43). Read with the session, so a key added to the registration later binds it at once,
+            // and a registration revoked, invalidated or replaced takes its bound sessions with it.
+            try await db.hot(
+                """
+                SELECT \(unsafeRaw: SessionRecord.insertColumns),
+                    (SELECT r.proof_jkt FROM registrations r WHERE r.id = sessions.registration_id) AS dpop_jkt,
+                    (SELECT r.status_changed_at FROM registrations r
+                        WHERE r.id = sessions.registration_id AND r.status NOT IN ('active', 'locked')) AS registration_ended_at
+                FROM sessions WHERE token_hash = \(bind: tokenHash)
+                """
+            ).first.map { row in
+                var session = try SessionRecord(row: row)
+                if session.methods.contains(where: { $0 == .biometric || $0 == .pin }),
+                    let thumbprint = try row.decode(column: "dpop_jkt", as: String?.self)
+                {
+                    session.dpopThumbprint = thumbprint
+                    if session.revokedAt == nil, let ended = try row.optionalDate("registration_ended_at") { session.revokedAt = ended }
+                }
+                return session
+            }
         }
     }
 

@@ -158,7 +158,7 @@ extension RegistrationRecord {
     static let columns = [
         "id", "user_id", "device_id", "device_name", "algorithm", "public_key", "key_fingerprint", "status", "created_at",
         "last_used_at", "status_changed_at", "app_attest_key_id", "failed_attempts", "pin_set_at", "pin_disabled_at",
-        "key_attestation_level", "key_attestation_package",
+        "key_attestation_level", "key_attestation_package", "proof_jkt",
     ]
 }
 

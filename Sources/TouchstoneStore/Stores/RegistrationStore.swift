@@ -7,6 +7,9 @@ public protocol RegistrationStore: Sendable {
     /// Inserts a registration (normally ``RegistrationStatus/pending``).
     func insertRegistration(_ registration: RegistrationRecord) async throws
     func registration(id: String) async throws -> RegistrationRecord?
+    /// Gives a pending or active registration of `userId` its DPoP proof key; false when it has one already (or is not
+    /// the user's, or is revoked). Throws ``StoreError/conflict(_:)`` when another registration has this key.
+    func setRegistrationProofKey(id: String, userId: String, thumbprint: String) async throws -> Bool
 
     /// What a biometric sign-in's start reads of a registration: its status, and the user and key its finish verifies
     /// with. `nil`: no such registration.

@@ -5,6 +5,8 @@ public import Foundation
 /// One of the aggregates of ``TouchstoneStore``; `SQLTouchstoneStore` implements it on SQLite and PostgreSQL.
 public protocol SessionStore: Sendable {
     func insertSession(_ session: SessionRecord) async throws
+    /// With ``SessionRecord/dpopThumbprint`` when the session is bound to its registration's proof key; a bound
+    /// session whose registration was revoked, invalidated or replaced reads as revoked then.
     func session(tokenHash: String) async throws -> SessionRecord?
 
     /// Moves a session's idle deadline and records when it was used.
