@@ -22,13 +22,15 @@ struct BiometricLoginTests {
             algorithm: SignatureAlgorithm = .es256,
             verifier: ScriptedVerifier = .alwaysApprove(),
             state: InMemoryStateStore = InMemoryStateStore(),
-            keyStore: SoftwareKeyStore = SoftwareKeyStore()
+            keyStore: SoftwareKeyStore = SoftwareKeyStore(),
+            clock: ManualClock = ManualClock()
         ) {
             self.keyStore = keyStore
             self.verifier = verifier
             self.state = state
             self.login = BiometricLogin(
-                client: TouchstoneClient(transport: TestClientTransport(client)),
+                // The server's clock (TestServer's default ManualClock starts at the same instant): DPoP proofs carry it.
+                client: TouchstoneClient(transport: TestClientTransport(client), now: { clock.now }),
                 keyStore: keyStore,
                 verifier: verifier,
                 stateStore: state,

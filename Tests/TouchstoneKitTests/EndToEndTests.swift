@@ -10,11 +10,12 @@ import TouchstoneTesting
 struct EndToEndTests {
     @Test func enableLoginDisableThenLoginIsRefused() async throws {
         let configuration = TestServer.configuration()
-        try await TestServer.run(.live, configuration: configuration) { client in
+        let clock = ManualClock()
+        try await TestServer.run(.live, configuration: configuration, clock: clock) { client in
             let port = try #require(client.port)
             let directory = URL(fileURLWithPath: TemporaryFiles.path("touchstone-e2e"))
             defer { TemporaryFiles.remove(directory.path) }
-            let api = TouchstoneClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
+            let api = TouchstoneClient(transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!), now: { clock.now })
             let biometrics = BiometricLogin(
                 client: api,
                 keyStore: try SoftwareKeyStore(directory: directory.appendingPathComponent("keys")),

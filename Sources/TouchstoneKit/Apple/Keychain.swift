@@ -5,8 +5,15 @@ import LocalAuthentication
 import Security
 
 /// Generic-password items of one service: what the Apple key stores keep, never synchronised, this device only.
-struct Keychain: Sendable {
+struct Keychain: @unchecked Sendable {
     let service: String
+    /// Items stored without access control get this class (a `CFString` constant; never mutated).
+    let accessible: CFString
+
+    init(service: String, accessible: CFString = kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly) {
+        self.service = service
+        self.accessible = accessible
+    }
 
     /// The access control for a key policy; `WhenPasscodeSetThisDeviceOnly`, so items vanish with the passcode.
     static func accessControl(_ policy: KeyAccessPolicy, privateKeyUsage: Bool) throws -> SecAccessControl {
@@ -37,7 +44,7 @@ struct Keychain: Sendable {
         if let access {
             item[kSecAttrAccessControl as String] = access
         } else {
-            item[kSecAttrAccessible as String] = kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly
+            item[kSecAttrAccessible as String] = self.accessible
         }
         let status = SecItemAdd(item as CFDictionary, nil)
         guard status == errSecSuccess else { throw PlatformErrorMapping.error(forSecurityStatus: status, operation: "store key") }

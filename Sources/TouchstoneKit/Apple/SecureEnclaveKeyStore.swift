@@ -18,9 +18,12 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
     /// Whether keys live in the Secure Enclave (`false`: the Keychain fallback).
     public nonisolated let usesSecureEnclave: Bool
     private let keychain: Keychain
+    /// Where the proof keys' blobs are kept (readable without a prompt, this device only).
+    let proofKeychain: Keychain
 
     public init(service: String = "touchstone.device-keys") {
         self.keychain = Keychain(service: service)
+        self.proofKeychain = Keychain(service: service + ".proof", accessible: kSecAttrAccessibleWhenUnlockedThisDeviceOnly)
         self.usesSecureEnclave = SecureEnclave.isAvailable
     }
 

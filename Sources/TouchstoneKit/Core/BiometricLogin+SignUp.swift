@@ -28,7 +28,9 @@ extension BiometricLogin {
             try await self.keyStore.createKey(tag: tag, algorithm: self.algorithm, policy: self.accessPolicy)
         }
         let signedUp: (session: TouchstoneSession, registration: BiometricRegistration, deviceCredential: String)
+        var proofKey: DPoPProofSigner?
         do {
+            proofKey = try await self.makeProofKey(tag: tag)
             let grant = try await self.client.startSignUp(
                 email: email,
                 displayName: displayName,
@@ -38,24 +40,27 @@ extension BiometricLogin {
                 appAttest: try await self.appAttestProof(for: publicKey)
             )
             let verification = try await self.verifier.verifyUser(reason: reason)
+            let message = DPoPProofSigner.enrolmentMessage(challenge: grant.challenge, proofKey: proofKey?.publicKey)
             let signature = try await self.keyStoreCall {
-                try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: tag, verification: verification)
+                try await self.keyStore.sign(message, withKey: tag, verification: verification)
             }
-            signedUp = try await self.client.finishSignUp(signUpId: grant.signUpId, signature: signature)
+            signedUp = try await self.client.finishSignUp(
+                signUpId: grant.signUpId, signature: signature, proofKey: try await self.proofKeyEnrolment(proofKey, challenge: grant.challenge))
         } catch {
             try? await self.keyStore.deleteKey(tag: tag)
+            if proofKey != nil { try? await self.proofKeyStore?.deleteProofKey(tag: tag) }
             throw Self.enableError(error)
         }
-        let session = signedUp.session
-        try await self.stateStore.saveEnrollment(
-            LocalEnrollment(
-                userId: session.user.id,
-                registrationId: signedUp.registration.id,
-                keyTag: tag,
-                algorithm: self.algorithm,
-                email: session.user.email
-            )
+        var enrollment = LocalEnrollment(
+            userId: signedUp.session.user.id,
+            registrationId: signedUp.registration.id,
+            keyTag: tag,
+            algorithm: self.algorithm,
+            email: signedUp.session.user.email
         )
+        enrollment.proofKeyTag = proofKey.map { _ in tag }
+        try await self.stateStore.saveEnrollment(enrollment)
+        let session = try await self.bound(signedUp.session, enrollment)
         if let store = self.credentialStore {
             try await store.saveDeviceCredential(signedUp.deviceCredential, registrationId: signedUp.registration.id)
         }

@@ -132,7 +132,9 @@ public actor BiometricLogin {
         }
         let registration: BiometricRegistration
         let deviceCredential: String?
+        var proofKey: DPoPProofSigner?
         do {
+            proofKey = try await self.makeProofKey(tag: tag)
             let grant = try await self.client.startRegistration(
                 token: session.session.token,
                 publicKey: publicKey,
@@ -141,32 +143,38 @@ public actor BiometricLogin {
                 appAttest: try await self.appAttestProof(for: publicKey)
             )
             let verification = try await self.verifier.verifyUser(reason: reason)
+            let message = DPoPProofSigner.enrolmentMessage(challenge: grant.challenge, proofKey: proofKey?.publicKey)
             let signature = try await self.keyStoreCall {
-                try await self.keyStore.sign(Array(grant.challenge.utf8), withKey: tag, verification: verification)
+                try await self.keyStore.sign(message, withKey: tag, verification: verification)
             }
             (registration, deviceCredential) = try await self.client.finishEnrolment(
                 token: session.session.token,
                 registrationId: grant.registrationId,
-                signature: signature
+                signature: signature,
+                proofKey: try await self.proofKeyEnrolment(proofKey, challenge: grant.challenge)
             )
         } catch {
             try? await self.keyStore.deleteKey(tag: tag)
+            if proofKey != nil { try? await self.proofKeyStore?.deleteProofKey(tag: tag) }
             throw Self.enableError(error)
         }
-        try await self.stateStore.saveEnrollment(
-            LocalEnrollment(
-                userId: session.user.id,
-                registrationId: registration.id,
-                keyTag: tag,
-                algorithm: self.algorithm,
-                email: session.user.email
-            )
+        var enrollment = LocalEnrollment(
+            userId: session.user.id,
+            registrationId: registration.id,
+            keyTag: tag,
+            algorithm: self.algorithm,
+            email: session.user.email
         )
+        enrollment.proofKeyTag = proofKey.map { _ in tag }
+        try await self.stateStore.saveEnrollment(enrollment)
         if let deviceCredential, let store = self.credentialStore {
             try await store.saveDeviceCredential(deviceCredential, registrationId: registration.id)
         }
-        // The server replaced the previous registration of this device; its key is useless now.
-        if let previous, previous.keyTag != tag { try? await self.keyStore.deleteKey(tag: previous.keyTag) }
+        // The server replaced the previous registration of this device; its keys are useless now.
+        if let previous, previous.keyTag != tag {
+            try? await self.keyStore.deleteKey(tag: previous.keyTag)
+            if let proofTag = previous.proofKeyTag { try? await self.proofKeyStore?.deleteProofKey(tag: proofTag) }
+        }
         return registration
     }
 
@@ -250,11 +258,12 @@ public actor BiometricLogin {
             throw BiometricLoginError(.notEnabled, "biometric sign-in is not enabled on this device")
         }
         do {
-            return try await self.client.pinAuthentication(
+            let session = try await self.client.pinAuthentication(
                 registrationId: enrollment.registrationId,
                 pin: pin,
                 sessionDurationMinutes: sessionDurationMinutes
             )
+            return try await self.bound(session, enrollment)
         } catch let error as BiometricLoginError {
             throw try await self.handleLoginError(error, enrollment: enrollment)
         }
@@ -293,12 +302,13 @@ public actor BiometricLogin {
                 return try await self.pinLoop(enrollment, trigger: error, sessionDurationMinutes: sessionDurationMinutes, ask: pinFallback!)
             }
             let signature = try await self.sign(Array(grant.challenge.utf8), with: enrollment, verification: verification)
-            return try await self.client.finishAuthentication(
+            let session = try await self.client.finishAuthentication(
                 registrationId: enrollment.registrationId,
                 challenge: grant.challenge,
                 signature: signature,
                 sessionDurationMinutes: sessionDurationMinutes
             )
+            return try await self.bound(session, enrollment)
         } catch let error as BiometricLoginError {
             throw try await self.handleLoginError(error, enrollment: enrollment)
         }
@@ -318,11 +328,12 @@ public actor BiometricLogin {
                 throw trigger
             }
             do {
-                return try await self.client.pinAuthentication(
+                let session = try await self.client.pinAuthentication(
                     registrationId: enrollment.registrationId,
                     pin: pin,
                     sessionDurationMinutes: sessionDurationMinutes
                 )
+                return try await self.bound(session, enrollment)
             } catch let error as BiometricLoginError where error.code == .pinIncorrect {
                 previous = error
                 attempt += 1
@@ -430,6 +441,7 @@ public actor BiometricLogin {
 
     func forgetLocalEnrollment(_ enrollment: LocalEnrollment) async throws {
         try? await self.keyStore.deleteKey(tag: enrollment.keyTag)
+        if let proofTag = enrollment.proofKeyTag { try? await self.proofKeyStore?.deleteProofKey(tag: proofTag) }
         try? await self.credentialStore?.clearDeviceCredential()
         try await self.stateStore.clearEnrollment()
     }

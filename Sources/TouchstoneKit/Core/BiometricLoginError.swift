@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The one error type of the SDK: every failure of ``BiometricLogin`` and ``TouchstoneClient`` is one of these.
 ///
 /// A UI switches over ``code``:
@@ -87,6 +89,8 @@ public struct BiometricLoginError: Error, Hashable, Sendable, CustomStringConver
     public let serverCode: String?
     /// The HTTP status when the server answered.
     public let httpStatus: Int?
+    /// The server's clock when it answered (its `Date` header), for correcting this device's clock in DPoP proofs.
+    public internal(set) var serverDate: Date?
 
     public init(_ code: Code, _ message: String, serverCode: String? = nil, httpStatus: Int? = nil) {
         self.code = code

@@ -12,6 +12,9 @@ public struct LocalEnrollment: Sendable, Hashable, Codable {
     public var email: String?
     /// Whether an app PIN was set for this registration through this SDK (nil: never; stored by older versions).
     public var pinSet: Bool?
+    /// The tag of the proof key (DPoP) in the ``ProofKeyStore`` that the sessions of this enrolment's sign-ins are
+    /// bound to (nil: none, an enrolment by an older version or a key store without proof keys).
+    public var proofKeyTag: String?
 
     public init(userId: String, registrationId: String, keyTag: String, algorithm: SignatureAlgorithm, email: String?) {
         self.userId = userId

@@ -121,6 +121,12 @@ public actor SoftwareKeyStore: DeviceKeyStore {
         return directory.appendingPathComponent("\(safe).key.json")
     }
 
+    /// The P-256 private key under `tag`, if it is one.
+    func p256Key(_ tag: String) throws -> P256.Signing.PrivateKey? {
+        guard let stored = try self.load(tag), stored.algorithm == .es256, let bytes = Base64.decode(stored.privateKey) else { return nil }
+        return try P256.Signing.PrivateKey(rawRepresentation: bytes)
+    }
+
     private func load(_ tag: String) throws -> StoredKey? {
         guard let url = self.fileURL(tag) else { return self.memory[tag] }
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
@@ -134,6 +140,32 @@ public actor SoftwareKeyStore: DeviceKeyStore {
         }
         try writePrivateFile(JSONEncoder().encode(key), to: url)
     }
+}
+
+/// Proof keys (DPoP, issue #43) beside the device keys, under `<tag>.proof`: P-256, signing without any prompt.
+extension SoftwareKeyStore: ProofKeyStore {
+    public func createProofKey(tag: String) async throws -> ProofKeyPublicKey {
+        let created = try await self.createKey(tag: Self.proofTag(tag), algorithm: .es256, policy: .userPresence)
+        return ProofKeyPublicKey(x963: created.bytes)
+    }
+
+    public func proofKeyPublicKey(tag: String) async throws -> ProofKeyPublicKey? {
+        guard let key = try self.p256Key(Self.proofTag(tag)) else { return nil }
+        return ProofKeyPublicKey(x963: [UInt8](key.publicKey.x963Representation))
+    }
+
+    public func signWithProofKey(_ message: [UInt8], tag: String) async throws -> [UInt8] {
+        guard let key = try self.p256Key(Self.proofTag(tag)) else {
+            throw BiometricLoginError(.notEnabled, "no proof key with tag \(tag)")
+        }
+        return [UInt8](try key.signature(for: message).rawRepresentation)
+    }
+
+    public func deleteProofKey(tag: String) async throws {
+        try await self.deleteKey(tag: Self.proofTag(tag))
+    }
+
+    private static func proofTag(_ tag: String) -> String { "\(tag).proof" }
 }
 
 /// Writes `data` to `url` atomically with mode 0600 (the file never exists with wider permissions).

@@ -50,6 +50,8 @@ public struct BiometricRegistration: Sendable, Hashable, Codable {
     public var appAttested: Bool?
     /// The app PIN: `none`, `set` or `disabled` (absent from older servers).
     public var pin: String?
+    /// The thumbprint of the phone's DPoP proof key the registration's sessions are bound to (nil: none).
+    public var proofKeyThumbprint: String?
 }
 
 /// A challenge to sign.

@@ -23,32 +23,32 @@ extension TouchstoneClient {
     /// `GET /v1/session/sessions`: where the account is signed in.
     public func sessions(token: String) async throws -> [SessionSummary] {
         struct Body: Decodable { var sessions: [SessionSummary] }
-        let response = try await self.exchange("GET", "/v1/session/sessions", authorization: "Bearer \(token)", raw: nil)
+        let response = try await self.exchange("GET", "/v1/session/sessions", token: token, raw: nil)
         return try self.decode(Body.self, response, path: "/v1/session/sessions").sessions
     }
 
     /// `DELETE /v1/session/sessions/{id}`: ends one of the account's sessions (the caller's own included).
     public func endSession(id: String, token: String) async throws {
-        _ = try await self.exchange("DELETE", "/v1/session/sessions/\(Self.pathComponent(id))", authorization: "Bearer \(token)", raw: nil)
+        _ = try await self.exchange("DELETE", "/v1/session/sessions/\(Self.pathComponent(id))", token: token, raw: nil)
     }
 
     /// `POST /v1/session/sessions/revoke-others`: ends every other session of the account; returns how many.
     public func signOutOtherSessions(token: String) async throws -> Int {
         struct Body: Decodable { var revokedSessions: Int }
-        let response = try await self.exchange("POST", "/v1/session/sessions/revoke-others", authorization: "Bearer \(token)", raw: nil)
+        let response = try await self.exchange("POST", "/v1/session/sessions/revoke-others", token: token, raw: nil)
         return try self.decode(Body.self, response, path: "/v1/session/sessions/revoke-others").revokedSessions
     }
 
     /// `GET /v1/users/me/export`: everything the server holds about the user, as the JSON document it sends (a
     /// password or passkey sign-in within the last few minutes is needed).
     public func exportAccountData(token: String) async throws -> Data {
-        try await self.exchange("GET", "/v1/users/me/export", authorization: "Bearer \(token)", raw: nil).body
+        try await self.exchange("GET", "/v1/users/me/export", token: token, raw: nil).body
     }
 
     /// `DELETE /v1/users/me`: deletes the account; `confirmEmail` is its address typed again (a password or passkey
     /// sign-in within the last few minutes is needed). Every session ends with it.
     public func deleteAccount(confirmEmail: String, token: String) async throws {
         let body = try JSONEncoder().encode(["confirmEmail": confirmEmail])
-        _ = try await self.exchange("DELETE", "/v1/users/me", authorization: "Bearer \(token)", raw: body)
+        _ = try await self.exchange("DELETE", "/v1/users/me", token: token, raw: body)
     }
 }

@@ -16,7 +16,7 @@ extension TouchstoneClient {
     public func reauthenticationChallenge(registrationId: String, token: String) async throws -> ChallengeGrant {
         let body = try JSONEncoder().encode(["registrationId": registrationId])
         let path = "/v1/session/reauthenticate/device-key-challenge"
-        let response = try await self.exchange("POST", path, authorization: "Bearer \(token)", raw: body)
+        let response = try await self.exchange("POST", path, token: token, raw: body)
         return try self.decode(ChallengeGrant.self, response, path: path)
     }
 
@@ -31,7 +31,7 @@ extension TouchstoneClient {
     /// `POST /v1/session/reauthenticate/passkey-options`: WebAuthn request options (user verification required) for
     /// the account's passkeys, as JSON for the platform's passkey API.
     public func reauthenticationPasskeyOptions(token: String) async throws -> Data {
-        try await self.exchange("POST", "/v1/session/reauthenticate/passkey-options", authorization: "Bearer \(token)", raw: nil).body
+        try await self.exchange("POST", "/v1/session/reauthenticate/passkey-options", token: token, raw: nil).body
     }
 
     /// `POST /v1/session/reauthenticate` with a passkey assertion (`credential.toJSON()`) over those options.
@@ -49,7 +49,7 @@ extension TouchstoneClient {
 
     private func reauthenticate(raw body: Data, token: String) async throws -> TouchstoneSessionInfo {
         let path = "/v1/session/reauthenticate"
-        let response = try await self.exchange("POST", path, authorization: "Bearer \(token)", raw: body)
+        let response = try await self.exchange("POST", path, token: token, raw: body)
         return try self.decode(Reauthenticated.self, response, path: path).session
     }
 }

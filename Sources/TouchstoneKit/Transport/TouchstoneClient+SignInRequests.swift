@@ -38,7 +38,7 @@ extension TouchstoneClient {
     public func issueDeviceCredential(token: String, registrationId: String) async throws -> String {
         struct Body: Decodable { var deviceCredential: String }
         let path = "/v1/biometrics/registrations/\(Self.pathComponent(registrationId))/device-credential"
-        let response = try await self.exchange("POST", path, authorization: "Bearer \(token)", raw: nil)
+        let response = try await self.exchange("POST", path, token: token, raw: nil)
         return try self.decode(Body.self, response, path: path).deviceCredential
     }
 

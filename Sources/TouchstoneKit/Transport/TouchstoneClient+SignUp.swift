@@ -39,7 +39,7 @@ extension TouchstoneClient {
 
     /// `POST /v1/biometrics/sign-ups/finish`: the account, its first session, the registration and its device
     /// credential (shown once).
-    public func finishSignUp(signUpId: String, signature: [UInt8]) async throws
+    public func finishSignUp(signUpId: String, signature: [UInt8], proofKey: ProofKeyEnrolment? = nil) async throws
         -> (session: TouchstoneSession, registration: BiometricRegistration, deviceCredential: String)
     {
         struct Body: Decodable {
@@ -49,7 +49,9 @@ extension TouchstoneClient {
             var deviceCredential: String
         }
         let path = "/v1/biometrics/sign-ups/finish"
-        let request = try JSONEncoder().encode(["signUpId": signUpId, "signature": Base64.urlEncode(signature)])
+        var input: [String: AnyEncodable] = ["signUpId": AnyEncodable(signUpId), "signature": AnyEncodable(Base64.urlEncode(signature))]
+        input.merge(proofKey?.fields ?? [:]) { $1 }
+        let request = try JSONEncoder().encode(input)
         let body = try self.decode(Body.self, try await self.exchange("POST", path, authorization: nil, raw: request), path: path)
         return (TouchstoneSession(user: body.user, session: body.session), body.registration, body.deviceCredential)
     }

@@ -6,6 +6,8 @@ public struct TouchstoneClient: Sendable {
     public let transport: any TouchstoneTransport
     /// Access tokens already issued, shared by every copy of this client.
     let accessTokens: AccessTokenCache
+    /// Sessions bound to a proof key (DPoP) and the server's latest nonce, shared by every copy of this client.
+    let dpop = DPoPBindings()
 
     /// - Parameters:
     ///   - transport: How requests reach the server.
@@ -319,20 +321,18 @@ public struct TouchstoneClient: Sendable {
     }
 
     /// ``finishRegistration(token:registrationId:signature:)`` with the device credential the server issued (nil from
-    /// servers before sign-in approval on the phone).
-    public func finishEnrolment(token: String, registrationId: String, signature: [UInt8]) async throws
+    /// servers before sign-in approval on the phone), and the phone's proof key when there is one (both keys then
+    /// sign `<challenge>.<thumbprint>`).
+    public func finishEnrolment(token: String, registrationId: String, signature: [UInt8], proofKey: ProofKeyEnrolment? = nil) async throws
         -> (registration: BiometricRegistration, deviceCredential: String?)
     {
         struct Body: Decodable {
             var registration: BiometricRegistration
             var deviceCredential: String?
         }
-        let body: Body = try await self.call(
-            "POST",
-            "/v1/biometrics/registrations/finish",
-            token: token,
-            body: ["registrationId": registrationId, "signature": Base64.urlEncode(signature)]
-        )
+        var input: [String: AnyEncodable] = ["registrationId": AnyEncodable(registrationId), "signature": AnyEncodable(Base64.urlEncode(signature))]
+        input.merge(proofKey?.fields ?? [:]) { $1 }
+        let body: Body = try await self.call("POST", "/v1/biometrics/registrations/finish", token: token, encodable: input)
         return (body.registration, body.deviceCredential)
     }
 
@@ -387,43 +387,6 @@ public struct TouchstoneClient: Sendable {
         )
     }
 
-    // MARK: Passkeys (the JSON is passed through as the browser APIs take and give it)
-
-    /// `PublicKeyCredentialCreationOptionsJSON` for adding a passkey to the signed-in account.
-    public func passkeyRegistrationOptions(token: String) async throws -> Data {
-        try await self.exchange("POST", "/v1/passkeys/registrations/options", token: token, body: [String: String]()).body
-    }
-
-    /// Sends a `RegistrationResponseJSON`; returns the stored passkey.
-    public func verifyPasskeyRegistration(token: String, responseJSON: Data) async throws -> PasskeyInfo {
-        struct Body: Decodable { var passkey: PasskeyInfo }
-        let response = try await self.exchange("POST", "/v1/passkeys/registrations/verify", token: token, raw: responseJSON)
-        return try self.decode(Body.self, response, path: "/v1/passkeys/registrations/verify").passkey
-    }
-
-    /// `PublicKeyCredentialRequestOptionsJSON`; with an email, limited to that account's passkeys.
-    public func passkeyAuthenticationOptions(email: String? = nil) async throws -> Data {
-        try await self.exchange("POST", "/v1/passkeys/authentications/options", token: nil, body: email.map { ["email": $0] } ?? [:]).body
-    }
-
-    /// `GET /v1/passkeys`: the account's passkeys.
-    public func passkeys(token: String) async throws -> [PasskeyInfo] {
-        struct Body: Decodable { var passkeys: [PasskeyInfo] }
-        let body: Body = try await self.call("GET", "/v1/passkeys", token: token)
-        return body.passkeys
-    }
-
-    /// `DELETE /v1/passkeys/{id}`.
-    public func deletePasskey(token: String, id: String) async throws {
-        try await self.callWithoutResult("DELETE", "/v1/passkeys/\(Self.pathComponent(id))", token: token)
-    }
-
-    /// Sends an `AuthenticationResponseJSON`; returns the new session.
-    public func verifyPasskeyAuthentication(responseJSON: Data) async throws -> TouchstoneSession {
-        let response = try await self.exchange("POST", "/v1/passkeys/authentications/verify", token: nil, raw: responseJSON)
-        return try self.decode(TouchstoneSession.self, response, path: "/v1/passkeys/authentications/verify")
-    }
-
     // MARK: Plumbing
 
     private struct ErrorBody: Decodable {
@@ -434,7 +397,7 @@ public struct TouchstoneClient: Sendable {
         var error: Detail
     }
 
-    private func call<Output: Decodable>(
+    func call<Output: Decodable>(
         _ method: String,
         _ path: String,
         token: String? = nil,
@@ -443,7 +406,7 @@ public struct TouchstoneClient: Sendable {
         try await self.call(method, path, token: token, encodable: body.map { $0.compactMapValues { $0 } })
     }
 
-    private func call<Output: Decodable>(
+    func call<Output: Decodable>(
         _ method: String,
         _ path: String,
         token: String? = nil,
@@ -461,23 +424,29 @@ public struct TouchstoneClient: Sendable {
         }
     }
 
-    private func callWithoutResult(_ method: String, _ path: String, token: String?) async throws {
+    func callWithoutResult(_ method: String, _ path: String, token: String?) async throws {
         _ = try await self.exchange(method, path, token: token, body: String?.none)
     }
 
-    private func exchange(_ method: String, _ path: String, token: String?, body: (some Encodable)?) async throws
+    func exchange(_ method: String, _ path: String, token: String?, body: (some Encodable)?) async throws
         -> TransportResponse
     {
         try await self.exchange(method, path, token: token, raw: try body.map { try JSONEncoder().encode($0) })
     }
 
-    private func exchange(_ method: String, _ path: String, token: String?, raw data: Data?) async throws -> TransportResponse {
-        try await self.exchange(method, path, authorization: token.map { "Bearer \($0)" }, raw: data)
+    func exchange(_ method: String, _ path: String, token: String?, raw data: Data?) async throws -> TransportResponse {
+        if let token, let signer = await self.dpop.signer(for: token) {
+            return try await self.exchangeBound(method, path, token: token, signer: signer, raw: data)
+        }
+        return try await self.exchange(method, path, authorization: token.map { "Bearer \($0)" }, raw: data)
     }
 
-    /// Sends a request with any `Authorization` value (a device credential, a poll token).
-    func exchange(_ method: String, _ path: String, authorization: String?, raw data: Data?) async throws -> TransportResponse {
-        var headers = ["Accept": "application/json"]
+    /// Sends a request with any `Authorization` value (a device credential, a poll token), and `extra` headers.
+    func exchange(_ method: String, _ path: String, authorization: String?, extra: [String: String] = [:], raw data: Data?) async throws
+        -> TransportResponse
+    {
+        var headers = extra
+        headers["Accept"] = "application/json"
         if let authorization { headers["Authorization"] = authorization }
         if data != nil { headers["Content-Type"] = "application/json" }
         let response: TransportResponse
@@ -488,15 +457,18 @@ public struct TouchstoneClient: Sendable {
         } catch {
             throw BiometricLoginError(.transport, "cannot reach the server: \(error.localizedDescription)")
         }
+        if let nonce = response.header("DPoP-Nonce") { await self.dpop.remember(nonce: nonce) }
         guard (200..<300).contains(response.status) else {
             if let decoded = try? JSONDecoder().decode(ErrorBody.self, from: response.body) {
                 let code = Self.errorCodes[decoded.error.code] ?? .server
-                throw BiometricLoginError(
+                var error = BiometricLoginError(
                     code,
                     decoded.error.message,
                     serverCode: decoded.error.code,
                     httpStatus: response.status
                 )
+                error.serverDate = response.header("Date").flatMap(Self.httpDate)
+                throw error
             }
             throw BiometricLoginError(.transport, "unexpected HTTP \(response.status) from \(path)", httpStatus: response.status)
         }

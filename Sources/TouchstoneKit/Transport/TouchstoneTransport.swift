@@ -22,10 +22,18 @@ public struct TransportRequest: Sendable, Hashable {
 public struct TransportResponse: Sendable, Hashable {
     public var status: Int
     public var body: Data
+    /// Response headers the SDK reads (`DPoP-Nonce`); names as the transport got them.
+    public var headers: [String: String]
 
-    public init(status: Int, body: Data) {
+    public init(status: Int, body: Data, headers: [String: String] = [:]) {
         self.status = status
         self.body = body
+        self.headers = headers
+    }
+
+    /// A header's value, its name compared without case.
+    public func header(_ name: String) -> String? {
+        self.headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
@@ -66,7 +74,11 @@ public struct URLSessionTransport: TouchstoneTransport {
                 if let error {
                     continuation.resume(throwing: error)
                 } else if let http = response as? HTTPURLResponse {
-                    continuation.resume(returning: TransportResponse(status: http.statusCode, body: data ?? Data()))
+                    var headers: [String: String] = [:]
+                    for (name, value) in http.allHeaderFields {
+                        if let name = name as? String, let value = value as? String { headers[name] = value }
+                    }
+                    continuation.resume(returning: TransportResponse(status: http.statusCode, body: data ?? Data(), headers: headers))
                 } else {
                     continuation.resume(throwing: URLError(.badServerResponse))
                 }

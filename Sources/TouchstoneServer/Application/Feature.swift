@@ -78,6 +78,7 @@ struct ServerCore: Sendable {
         self.dpop = DPoPGate(
             settings: configuration.dpop,
             issuer: configuration.tokens.issuer,
+            defaultIssuer: configuration.tokens.resolvedIssuer(port: configuration.port),
             keyEncryptionKey: keyEncryptionKey,
             store: store,
             now: dependencies.now

@@ -16,13 +16,17 @@ struct DPoPGate: Sendable {
     let requireNonce: Bool
     let store: any DPoPStore
     /// The public origin `htu` is compared with (`TOUCHSTONE_ISSUER`'s scheme, host and port); nil: the request's
-    /// own `Host` over http (a server reached directly).
+    /// own `Host` over http (a server reached directly), or without one the default issuer's.
     let origin: String?
+    let defaultOrigin: String
     let now: @Sendable () -> Date
 
     static let noncePurpose = "touchstone dpop nonce v1"
 
-    init(settings: DPoPSettings, issuer: String?, keyEncryptionKey: SymmetricKey, store: any DPoPStore, now: @escaping @Sendable () -> Date) {
+    init(
+        settings: DPoPSettings, issuer: String?, defaultIssuer: String, keyEncryptionKey: SymmetricKey, store: any DPoPStore,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.verifier = DPoPVerifier(
             maximumAge: TimeInterval(settings.proofMaximumAge.components.seconds),
             allowedSkew: TimeInterval(settings.allowedClockSkew.components.seconds)
@@ -33,6 +37,7 @@ struct DPoPGate: Sendable {
         self.requireNonce = settings.requireNonce
         self.store = store
         self.origin = issuer.flatMap(Self.origin(of:))
+        self.defaultOrigin = Self.origin(of: defaultIssuer) ?? defaultIssuer
         self.now = now
     }
 
@@ -80,7 +85,7 @@ struct DPoPGate: Sendable {
 
     /// The URL `htu` must name: the public origin and the request's path (its query is no part of it).
     func url(of request: Request) -> String {
-        let origin = self.origin ?? "http://\(request.head.authority ?? "")"
+        let origin = self.origin ?? request.head.authority.map { "http://\($0)" } ?? self.defaultOrigin
         return origin + request.uri.path
     }
 

@@ -1,0 +1,107 @@
+public import Foundation
+public import TouchstoneCrypto
+import Crypto
+
+/// The public half of the phone's DPoP proof key (issue #43): P-256, as a JWK and its RFC 7638 thumbprint.
+public struct ProofKeyPublicKey: Sendable, Hashable {
+    /// The uncompressed X9.63 point (65 bytes).
+    public var x963: [UInt8]
+
+    public init(x963: [UInt8]) {
+        self.x963 = x963
+    }
+
+    /// `{"kty": "EC", "crv": "P-256", "x", "y"}`.
+    public var jwk: [String: String] {
+        ["kty": "EC", "crv": "P-256", "x": Base64.urlEncode(Array(self.x963[1..<33])), "y": Base64.urlEncode(Array(self.x963[33..<65]))]
+    }
+
+    /// The JWK SHA-256 thumbprint (RFC 7638): what the server stores and tokens carry as `cnf.jkt`.
+    public var thumbprint: String {
+        let jwk = self.jwk
+        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(jwk["x"]!)","y":"\#(jwk["y"]!)"}"#
+        return Base64.urlEncode(Array(SHA256.hash(data: Array(canonical.utf8))))
+    }
+}
+
+/// A ``DeviceKeyStore`` that can also keep the phone's **proof key**: a second P-256 key, made at enrolment, that signs
+/// DPoP proofs (RFC 9449) without any prompt, so that the sessions of this device's sign-ins work only from this device.
+/// The Secure Enclave store makes it in the Secure Enclave (`kSecAttrAccessibleWhenUnlockedThisDeviceOnly`, no user
+/// presence); the software store keeps it beside the device keys. A key store that does not conform enrols without one.
+public protocol ProofKeyStore: Sendable {
+    /// Creates a P-256 key under `tag` that needs no user authentication; creating over an existing tag is an error.
+    func createProofKey(tag: String) async throws -> ProofKeyPublicKey
+    /// The public key under `tag`; nil when there is none.
+    func proofKeyPublicKey(tag: String) async throws -> ProofKeyPublicKey?
+    /// An ECDSA P-256 SHA-256 signature over `message` (DER or raw r‖s), without a prompt.
+    func signWithProofKey(_ message: [UInt8], tag: String) async throws -> [UInt8]
+    /// Deletes the key; deleting a missing key is not an error.
+    func deleteProofKey(tag: String) async throws
+}
+
+/// Signs DPoP proofs (RFC 9449 §4.2) and the proof key's enrolment signature with one proof key.
+public struct DPoPProofSigner: Sendable {
+    let store: any ProofKeyStore
+    let tag: String
+    public let publicKey: ProofKeyPublicKey
+
+    /// A proof for one request: `typ` `dpop+jwt`, ES256, the public `jwk`; `jti`, `htm`, `htu` (the URL without query
+    /// and fragment), `iat`, and `ath` (the SHA-256 of `accessToken`) and `nonce` when given.
+    public func proof(method: String, url: String, accessToken: String?, nonce: String?, issuedAt: Date, jti: String = UUID().uuidString)
+        async throws -> String
+    {
+        let header: [String: Any] = ["typ": "dpop+jwt", "alg": "ES256", "jwk": self.publicKey.jwk]
+        var claims: [String: Any] = ["jti": jti, "htm": method, "htu": Self.withoutQuery(url), "iat": Int(issuedAt.timeIntervalSince1970)]
+        if let accessToken { claims["ath"] = Base64.urlEncode(Array(SHA256.hash(data: Array(accessToken.utf8)))) }
+        if let nonce { claims["nonce"] = nonce }
+        let input = try Self.part(header) + "." + Self.part(claims)
+        return input + "." + Base64.urlEncode(try await self.signRaw(Array(input.utf8)))
+    }
+
+    /// The raw 64-byte r‖s signature JWS needs (RFC 7518 §3.4), whatever the store returns.
+    func signRaw(_ message: [UInt8]) async throws -> [UInt8] {
+        let signature: [UInt8]
+        do {
+            signature = try await self.store.signWithProofKey(message, tag: self.tag)
+        } catch let error as BiometricLoginError {
+            throw error
+        } catch {
+            throw BiometricLoginError(.internalFailure, "the proof key cannot sign: \(error)")
+        }
+        if signature.count == 64 { return signature }
+        guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature) else {
+            throw BiometricLoginError(.internalFailure, "the proof key returned an unreadable signature")
+        }
+        return Array(parsed.rawRepresentation)
+    }
+
+    /// What both keys sign at enrolment: `<challenge>.<thumbprint>` (the server's rule; docs/api.md).
+    static func enrolmentMessage(challenge: String, proofKey: ProofKeyPublicKey?) -> [UInt8] {
+        Array((proofKey.map { "\(challenge).\($0.thumbprint)" } ?? challenge).utf8)
+    }
+
+    static func withoutQuery(_ url: String) -> String {
+        String(url.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    private static func part(_ object: [String: Any]) throws -> String {
+        Base64.urlEncode(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])))
+    }
+}
+
+/// The sessions a client holds that are bound to a proof key, and the server's latest DPoP nonce: shared by every copy
+/// of a ``TouchstoneClient``.
+actor DPoPBindings {
+    private var signers: [String: DPoPProofSigner] = [:]
+    private(set) var nonce: String?
+    /// How far the server's clock is ahead of this one, learnt from a `Date` header when a proof was refused as too
+    /// old or too new (a phone whose clock is off); added to every proof's `iat`.
+    private(set) var clockOffset: TimeInterval = 0
+
+    func adjustClock(serverDate: Date, localDate: Date) { self.clockOffset = serverDate.timeIntervalSince(localDate) }
+
+    func bind(token: String, to signer: DPoPProofSigner) { self.signers[token] = signer }
+    func unbind(token: String) { self.signers[token] = nil }
+    func signer(for token: String) -> DPoPProofSigner? { self.signers[token] }
+    func remember(nonce: String) { self.nonce = nonce }
+}
