@@ -98,24 +98,31 @@ class BiometricLogin(
             val created = keyStoreCall { keyStore.createKey(tag, policy, challenge) }
             val registration: BiometricRegistration
             val deviceCredential: String?
+            var proofKey: DPoPProofSigner? = null
             try {
+                proofKey = makeProofKey(tag)
                 val grant = client.startRegistration(session.session.token, created.publicKey, ALGORITHM, deviceId, deviceName,
                     created.attestationChain.takeIf { challenge != null })
-                val signature = signWithPrompt(tag, policy, reason, grant.challenge.toByteArray(Charsets.UTF_8))
-                val finished = client.finishEnrolment(session.session.token, grant.registrationId, signature)
+                val message = DPoPProofSigner.enrolmentMessage(grant.challenge, proofKey?.publicKey)
+                val signature = signWithPrompt(tag, policy, reason, message)
+                val finished = client.finishEnrolment(session.session.token, grant.registrationId, signature, proofKeyEnrolment(proofKey, grant.challenge))
                 registration = finished.first
                 deviceCredential = finished.second
             } catch (e: TouchstoneException) {
                 runCatching { keyStore.deleteKey(tag) }
+                proofKey?.let { runCatching { proofKeyStore?.deleteProofKey(it.tag) } }
                 if (e.serverCode == "device_enrolled_for_another_user") {
                     throw TouchstoneException.Enrollment(TouchstoneErrorCode.ENABLED_FOR_ANOTHER_ACCOUNT, e.message, e.serverCode, e.httpStatus)
                 }
                 throw e
             }
-            stateStore.saveEnrollment(LocalEnrollment(session.user.id, registration.id, tag, policy, session.user.email))
+            stateStore.saveEnrollment(LocalEnrollment(session.user.id, registration.id, tag, policy, session.user.email, proofKeyTag = proofKey?.tag))
             if (deviceCredential != null) stateStore.saveDeviceCredential(deviceCredential, registration.id)
-            // The server replaced this device's previous registration; its key is useless now.
-            if (previous != null && previous.keyTag != tag) runCatching { keyStore.deleteKey(previous.keyTag) }
+            // The server replaced this device's previous registration; its keys are useless now.
+            if (previous != null && previous.keyTag != tag) {
+                runCatching { keyStore.deleteKey(previous.keyTag) }
+                previous.proofKeyTag?.let { runCatching { proofKeyStore?.deleteProofKey(it) } }
+            }
             registration
         }
 
@@ -164,7 +171,7 @@ class BiometricLogin(
     suspend fun signInWithPin(pin: String, sessionDurationMinutes: Int? = null): TouchstoneSession = gate.withLock {
         val enrollment = requireEnrollment()
         try {
-            client.pinAuthentication(enrollment.registrationId, pin, sessionDurationMinutes)
+            bound(client.pinAuthentication(enrollment.registrationId, pin, sessionDurationMinutes), enrollment)
         } catch (e: TouchstoneException) {
             throw handleSignInError(e, enrollment)
         }
@@ -196,7 +203,7 @@ class BiometricLogin(
                     }
                     throw e
                 }
-                client.finishAuthentication(enrollment.registrationId, grant.challenge, signature, sessionDurationMinutes)
+                bound(client.finishAuthentication(enrollment.registrationId, grant.challenge, signature, sessionDurationMinutes), enrollment)
             } catch (e: TouchstoneException) {
                 throw handleSignInError(e, enrollment)
             }
@@ -208,7 +215,7 @@ class BiometricLogin(
         while (true) {
             val pin = ask.pin(PinRequest(trigger.code, attempt, previous)) ?: throw trigger
             try {
-                return client.pinAuthentication(enrollment.registrationId, pin, minutes)
+                return bound(client.pinAuthentication(enrollment.registrationId, pin, minutes), enrollment)
             } catch (e: TouchstoneException) {
                 // A wrong PIN, or one that is not 4 to 8 digits (not counted by the server): ask again.
                 if (e.code != TouchstoneErrorCode.PIN_INCORRECT && e.serverCode != "invalid_request") throw e
@@ -286,6 +293,7 @@ class BiometricLogin(
 
     internal suspend fun forgetLocalEnrollment(enrollment: LocalEnrollment) {
         runCatching { keyStore.deleteKey(enrollment.keyTag) }
+        enrollment.proofKeyTag?.let { runCatching { proofKeyStore?.deleteProofKey(it) } }
         runCatching { stateStore.clearDeviceCredential() }
         stateStore.clearEnrollment()
     }

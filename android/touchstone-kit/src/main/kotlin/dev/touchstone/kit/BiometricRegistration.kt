@@ -20,6 +20,8 @@ data class BiometricRegistration(
     val lastUsedAt: String?,
     val keyAttestationLevel: String?,
     val pin: String?,
+    /** The thumbprint of the phone's DPoP proof key the registration's sessions are bound to (null: none). */
+    val proofKeyThumbprint: String? = null,
 ) {
     internal companion object {
         fun from(json: JSONObject) = BiometricRegistration(
@@ -33,6 +35,7 @@ data class BiometricRegistration(
             lastUsedAt = json.stringOrNull("lastUsedAt"),
             keyAttestationLevel = json.objOrNull("keyAttestation")?.stringOrNull("securityLevel"),
             pin = json.stringOrNull("pin"),
+            proofKeyThumbprint = json.stringOrNull("proofKeyThumbprint"),
         )
     }
 }

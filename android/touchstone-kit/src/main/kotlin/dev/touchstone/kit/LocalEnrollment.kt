@@ -8,6 +8,8 @@ import org.json.JSONObject
  * @property keyTag The key's alias in the [DeviceKeyStore].
  * @property email The account's address, for display ("Sign in as ...").
  * @property pinSet Whether an app PIN was set for this registration through this SDK.
+ * @property proofKeyTag The proof key's alias in the [ProofKeyStore] the sessions of this enrolment's sign-ins are bound
+ * to (DPoP); null: none.
  */
 data class LocalEnrollment(
     val userId: String,
@@ -16,10 +18,12 @@ data class LocalEnrollment(
     val policy: KeyAccessPolicy,
     val email: String?,
     val pinSet: Boolean = false,
+    val proofKeyTag: String? = null,
 ) {
     internal fun toJson(): String = JSONObject()
         .put("userId", userId).put("registrationId", registrationId).put("keyTag", keyTag)
-        .put("policy", policy.name).put("email", email ?: JSONObject.NULL).put("pinSet", pinSet).toString()
+        .put("policy", policy.name).put("email", email ?: JSONObject.NULL).put("pinSet", pinSet)
+        .put("proofKeyTag", proofKeyTag ?: JSONObject.NULL).toString()
 
     internal companion object {
         /** Reads what [toJson] wrote; throws [MalformedAnswer] for anything else. */
@@ -28,7 +32,7 @@ data class LocalEnrollment(
             val policy = KeyAccessPolicy.values().firstOrNull { it.name == json.string("policy") }
                 ?: throw MalformedAnswer("unknown policy")
             return LocalEnrollment(json.string("userId"), json.string("registrationId"), json.string("keyTag"), policy,
-                json.stringOrNull("email"), json.boolOrNull("pinSet") ?: false)
+                json.stringOrNull("email"), json.boolOrNull("pinSet") ?: false, json.stringOrNull("proofKeyTag"))
         }
     }
 }

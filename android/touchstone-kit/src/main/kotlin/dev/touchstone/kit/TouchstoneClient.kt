@@ -31,6 +31,9 @@ class TouchstoneClient(
 
     private val accessTokens = AccessTokenCache(now)
 
+    /** Sessions bound to a proof key (DPoP) and the server's latest nonce. */
+    internal val dpop = DPoPBindings()
+
     // Server and accounts
 
     /** `GET /v1/config`: what the server allows. */
@@ -143,9 +146,9 @@ class TouchstoneClient(
     }
 
     /** `POST /v1/biometrics/registrations/finish`: the registration and its device credential (null from older servers). */
-    suspend fun finishEnrolment(token: String, registrationId: String, signature: ByteArray): Pair<BiometricRegistration, String?> {
-        val body = call("POST", "/v1/biometrics/registrations/finish", token = token,
-            body = jsonOf("registrationId" to registrationId, "signature" to base64Url(signature)))
+    suspend fun finishEnrolment(token: String, registrationId: String, signature: ByteArray, proofKey: ProofKeyEnrolment? = null): Pair<BiometricRegistration, String?> {
+        val input = jsonOf("registrationId" to registrationId, "signature" to base64Url(signature))
+        val body = call("POST", "/v1/biometrics/registrations/finish", token = token, body = proofKey?.addTo(input) ?: input)
         return decoded("/v1/biometrics/registrations/finish") { BiometricRegistration.from(body.obj("registration")) to body.stringOrNull("deviceCredential") }
     }
 
@@ -237,8 +240,16 @@ class TouchstoneClient(
 
     // Plumbing
 
-    internal suspend fun call(method: String, path: String, token: String? = null, body: JSONObject? = null): JSONObject =
-        callWith(method, path, token?.let { "Bearer $it" }, body)
+    internal suspend fun call(method: String, path: String, token: String? = null, body: JSONObject? = null): JSONObject {
+        val signer = token?.let { dpop.signer(it) } ?: return callWith(method, path, token?.let { "Bearer $it" }, body)
+        val response = exchangeBound(method, path, token, signer, body?.toString()?.toByteArray(Charsets.UTF_8))
+        if (response.body.isEmpty()) return JSONObject()
+        return try {
+            Json.parseObject(response.body)
+        } catch (e: MalformedAnswer) {
+            throw unreadable(path, response.status, e)
+        }
+    }
 
     /** Sends a request with any `Authorization` value (a session, a device credential, a poll token) and reads the JSON. */
     internal suspend fun callWith(method: String, path: String, authorization: String?, body: JSONObject?): JSONObject {
@@ -251,8 +262,8 @@ class TouchstoneClient(
         }
     }
 
-    internal suspend fun exchange(method: String, path: String, authorization: String?, body: ByteArray?): TransportResponse {
-        val headers = HashMap<String, String>()
+    internal suspend fun exchange(method: String, path: String, authorization: String?, body: ByteArray?, extra: Map<String, String> = emptyMap()): TransportResponse {
+        val headers = HashMap<String, String>(extra)
         headers["Accept"] = "application/json"
         if (authorization != null) headers["Authorization"] = authorization
         if (body != null) headers["Content-Type"] = "application/json"
@@ -273,10 +284,12 @@ class TouchstoneClient(
             logger?.log("$method $shownPath -> transport failure")
             throw TouchstoneException.Transport(TransportFailure.UNREACHABLE, "the transport failed: ${e.javaClass.simpleName}", cause = e)
         }
+        response.headers["dpop-nonce"]?.let { dpop.nonce = it }
         if (response.status in 200..299) {
             logger?.log("$method $shownPath -> ${response.status}")
             return response
         }
+        dpop.lastErrorDate = response.headers["date"]?.let(::httpDate)
         val error = try {
             Json.parseObject(response.body).obj("error")
         } catch (e: MalformedAnswer) {

@@ -27,7 +27,7 @@ suspend fun TouchstoneClient.signInRequestStatus(id: String, pollToken: String, 
 
 /** `POST /v1/biometrics/registrations/{id}/device-credential` (a session of the owner): a new device credential. */
 suspend fun TouchstoneClient.issueDeviceCredential(token: String, registrationId: String): String {
-    val body = callWith("POST", "${TouchstoneClient.registrationPath(registrationId)}/device-credential", "Bearer $token", null)
+    val body = call("POST", "${TouchstoneClient.registrationPath(registrationId)}/device-credential", token = token)
     return decoded("/v1/biometrics/registrations/{id}/device-credential") { body.string("deviceCredential") }
 }
 

@@ -48,9 +48,10 @@ suspend fun TouchstoneClient.startSignUp(
 }
 
 /** `POST /v1/biometrics/sign-ups/finish`: the signature over the challenge's UTF-8 bytes. */
-suspend fun TouchstoneClient.finishSignUp(signUpId: String, signature: ByteArray): SignedUp {
+suspend fun TouchstoneClient.finishSignUp(signUpId: String, signature: ByteArray, proofKey: ProofKeyEnrolment? = null): SignedUp {
     val path = "/v1/biometrics/sign-ups/finish"
-    val body = call("POST", path, body = jsonOf("signUpId" to signUpId, "signature" to TouchstoneClient.base64Url(signature)))
+    val input = jsonOf("signUpId" to signUpId, "signature" to TouchstoneClient.base64Url(signature))
+    val body = call("POST", path, body = proofKey?.addTo(input) ?: input)
     return decoded(path) {
         SignedUp(TouchstoneSession.from(body), BiometricRegistration.from(body.obj("registration")), body.string("deviceCredential"))
     }

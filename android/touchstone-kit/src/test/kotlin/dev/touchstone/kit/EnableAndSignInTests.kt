@@ -108,7 +108,8 @@ class EnableAndSignInTests {
         blocking { phone.biometrics.enable(account) }
         blocking { phone.biometrics.setPin("4821", account) }
         val pinSession = blocking { phone.biometrics.signInWithPin("4821") }
-        val other = server.phone()
+        // The PIN session is bound to this phone's proof key (issue #43): the second enrolment goes through its client.
+        val other = server.phone(client = phone.client)
         val error = expectFailure<TouchstoneException.Server> { other.biometrics.enable(pinSession) }
         assertEquals("reauthentication_required", error.serverCode)
         assertTrue(other.keyStore.tags.isEmpty())

@@ -55,9 +55,10 @@ class PasskeyTests {
     }
 
     @Test fun `without a passkey on the device sign-in is NO_CREDENTIALS and registration needs a strong proof`() {
-        val passkeys = PasskeyLogin(server.client(), SoftwareAuthenticator())
-        assertEquals(PasskeyErrorCode.NO_CREDENTIALS, expectFailure<TouchstoneException.Passkey> { passkeys.signIn() }.passkeyCode)
         val phone = server.phone()
+        // One client for the app, as an app has: the PIN session is bound to the phone's proof key in it.
+        val passkeys = PasskeyLogin(phone.client, SoftwareAuthenticator())
+        assertEquals(PasskeyErrorCode.NO_CREDENTIALS, expectFailure<TouchstoneException.Passkey> { passkeys.signIn() }.passkeyCode)
         val account = server.newAccount()
         blocking { phone.biometrics.enable(account) }
         blocking { phone.biometrics.setPin("4821", account) }

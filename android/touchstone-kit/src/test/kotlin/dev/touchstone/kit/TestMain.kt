@@ -15,6 +15,7 @@ val testClasses: List<Class<*>> = listOf(
     StateStoreTests::class.java,
     ScannedSignInTests::class.java,
     EnableAndSignInTests::class.java,
+    DPoPTests::class.java,
     KeyLifecycleTests::class.java,
     PinTests::class.java,
     ConfirmationTests::class.java,

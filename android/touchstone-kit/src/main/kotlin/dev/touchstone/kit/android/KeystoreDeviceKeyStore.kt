@@ -8,6 +8,8 @@ import dev.touchstone.kit.CreatedKey
 import dev.touchstone.kit.DeviceKeyStore
 import dev.touchstone.kit.KeyAccessPolicy
 import dev.touchstone.kit.NotEnabledReason
+import dev.touchstone.kit.ProofKeyPublicKey
+import dev.touchstone.kit.ProofKeyStore
 import dev.touchstone.kit.TouchstoneErrorCode
 import dev.touchstone.kit.TouchstoneException
 import dev.touchstone.kit.onBackground
@@ -15,6 +17,7 @@ import java.security.KeyPairGenerator
 import java.security.KeyStore
 import java.security.PrivateKey
 import java.security.Signature
+import java.security.interfaces.ECPublicKey
 import java.security.spec.ECGenParameterSpec
 
 /**
@@ -27,9 +30,12 @@ import java.security.spec.ECGenParameterSpec
  * `BIOMETRY_ANY` strong biometrics, kept across enrolments; `USER_PRESENCE` strong biometrics or the screen lock.
  * [BiometricPromptVerifier] allows exactly the same authenticators, so the prompt never unlocks a key it cannot use.
  *
+ * The proof key (DPoP, issue #43) is a second Keystore key of the same kind with no user authentication: it signs
+ * every request's proof without a prompt, and still never leaves the Keystore (StrongBox tried first here too).
+ *
  * @param preferStrongBox Try StrongBox first (true by default).
  */
-class KeystoreDeviceKeyStore(private val preferStrongBox: Boolean = true) : DeviceKeyStore {
+class KeystoreDeviceKeyStore(private val preferStrongBox: Boolean = true) : DeviceKeyStore, ProofKeyStore {
     override suspend fun createKey(tag: String, policy: KeyAccessPolicy, attestationChallenge: ByteArray?): CreatedKey = onBackground {
         val keyStore = keyStore()
         if (keyStore.containsAlias(tag)) throw TouchstoneException.Internal("a key named $tag exists")
@@ -74,6 +80,42 @@ class KeystoreDeviceKeyStore(private val preferStrongBox: Boolean = true) : Devi
         }
         return signature
     }
+
+    override suspend fun createProofKey(tag: String): ProofKeyPublicKey = onBackground {
+        val keyStore = keyStore()
+        if (keyStore.containsAlias(tag)) throw TouchstoneException.Internal("a key named $tag exists")
+        fun make(strongBox: Boolean): ProofKeyPublicKey {
+            val builder = KeyGenParameterSpec.Builder(tag, KeyProperties.PURPOSE_SIGN)
+                .setAlgorithmParameterSpec(ECGenParameterSpec("secp256r1"))
+                .setDigests(KeyProperties.DIGEST_SHA256)
+                .setUserAuthenticationRequired(false)
+            if (strongBox) builder.setIsStrongBoxBacked(true)
+            val generator = KeyPairGenerator.getInstance(KeyProperties.KEY_ALGORITHM_EC, PROVIDER)
+            generator.initialize(builder.build())
+            return ProofKeyPublicKey.of(generator.generateKeyPair().public as ECPublicKey)
+        }
+        if (preferStrongBox) {
+            try {
+                return@onBackground make(strongBox = true)
+            } catch (e: StrongBoxUnavailableException) {
+                // No StrongBox: the TEE below.
+            } catch (e: Exception) {
+                runCatching { keyStore.deleteEntry(tag) }
+            }
+        }
+        make(strongBox = false)
+    }
+
+    override suspend fun proofKeyPublicKey(tag: String): ProofKeyPublicKey? =
+        (keyStore().getCertificate(tag)?.publicKey as? ECPublicKey)?.let(ProofKeyPublicKey::of)
+
+    override suspend fun proofKeySigner(tag: String): Signature {
+        val key = keyStore().getKey(tag, null) as? PrivateKey
+            ?: throw TouchstoneException.Enrollment(TouchstoneErrorCode.NOT_ENABLED, "the proof key does not exist", reason = NotEnabledReason.KEY_LOST)
+        return Signature.getInstance("SHA256withECDSA").apply { initSign(key) }
+    }
+
+    override suspend fun deleteProofKey(tag: String) = deleteKey(tag)
 
     override suspend fun deleteKey(tag: String) {
         val keyStore = keyStore()

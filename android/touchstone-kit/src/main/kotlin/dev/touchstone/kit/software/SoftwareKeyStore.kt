@@ -4,6 +4,8 @@ import dev.touchstone.kit.CreatedKey
 import dev.touchstone.kit.DeviceKeyStore
 import dev.touchstone.kit.KeyAccessPolicy
 import dev.touchstone.kit.NotEnabledReason
+import dev.touchstone.kit.ProofKeyPublicKey
+import dev.touchstone.kit.ProofKeyStore
 import dev.touchstone.kit.TouchstoneErrorCode
 import dev.touchstone.kit.TouchstoneException
 import java.security.KeyPair
@@ -21,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap
  * @param attest Makes the attestation chain (leaf first, DER) for a new key and its challenge, as the Keystore does
  * for `setAttestationChallenge`; null: no chain.
  */
-class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteArray>)? = null) : DeviceKeyStore {
+class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteArray>)? = null) : DeviceKeyStore, ProofKeyStore {
     private val keys = ConcurrentHashMap<String, KeyPair>()
     private val invalidated = ConcurrentHashMap.newKeySet<String>()
 
@@ -50,7 +52,35 @@ class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteA
 
     override suspend fun keyExists(tag: String): Boolean = keys.containsKey(tag)
 
-    /** The tags of the keys held. */
+    // Proof keys (DPoP): P-256 beside the device keys, signing without any prompt.
+
+    private val proofKeys = ConcurrentHashMap<String, KeyPair>()
+
+    override suspend fun createProofKey(tag: String): ProofKeyPublicKey {
+        if (proofKeys.containsKey(tag)) throw TouchstoneException.Internal("a proof key named $tag exists")
+        val generator = KeyPairGenerator.getInstance("EC")
+        generator.initialize(ECGenParameterSpec("secp256r1"))
+        val pair = generator.generateKeyPair()
+        proofKeys[tag] = pair
+        return ProofKeyPublicKey.of(pair.public as java.security.interfaces.ECPublicKey)
+    }
+
+    override suspend fun proofKeyPublicKey(tag: String): ProofKeyPublicKey? =
+        (proofKeys[tag]?.public as? java.security.interfaces.ECPublicKey)?.let(ProofKeyPublicKey::of)
+
+    override suspend fun proofKeySigner(tag: String): Signature {
+        val pair = proofKeys[tag] ?: throw keyMissing()
+        return Signature.getInstance("SHA256withECDSA").apply { initSign(pair.private) }
+    }
+
+    override suspend fun deleteProofKey(tag: String) {
+        proofKeys.remove(tag)
+    }
+
+    /** The tags of the proof keys held. */
+    val proofTags: Set<String> get() = proofKeys.keys.toSet()
+
+    /** The tags of the device keys held. */
     val tags: Set<String> get() = keys.keys.toSet()
 
     /** Acts as a new biometric enrolment does on a key made with `setInvalidatedByBiometricEnrollment(true)`. */

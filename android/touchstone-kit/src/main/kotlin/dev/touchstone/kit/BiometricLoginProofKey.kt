@@ -1,0 +1,76 @@
+package dev.touchstone.kit
+
+// The phone's proof key (DPoP, issue #43). When the key store can keep one ([ProofKeyStore]: the Keystore and software
+// stores), enrolment makes a second key with no user authentication, registers it with the device key's signature,
+// and every session of this device's sign-ins is then bound to it: the client adds a proof to each of its requests,
+// and the session token is worthless anywhere else. TouchstoneKit's `BiometricLogin+ProofKey.swift`.
+
+internal val BiometricLogin.proofKeyStore: ProofKeyStore? get() = keyStore as? ProofKeyStore
+
+/** The proof key's alias for an enrolment whose device key is [tag]. */
+internal fun proofKeyTag(tag: String) = "$tag.proof"
+
+/** Makes the proof key of an enrolment whose device key is [tag]; null when the key store keeps none. */
+internal suspend fun BiometricLogin.makeProofKey(tag: String): DPoPProofSigner? {
+    val store = proofKeyStore ?: return null
+    val proofTag = proofKeyTag(tag)
+    return DPoPProofSigner(store, proofTag, keyStoreCall { store.createProofKey(proofTag) })
+}
+
+/** The proof key's part of the enrolment: its public key and its signature over `<challenge>.<thumbprint>`. */
+internal suspend fun proofKeyEnrolment(signer: DPoPProofSigner?, challenge: String): ProofKeyEnrolment? =
+    signer?.let { ProofKeyEnrolment(it.publicKey, it.signRaw(DPoPProofSigner.enrolmentMessage(challenge, it.publicKey))) }
+
+/** [session], from a sign-in of [enrollment], bound to its proof key in the client (when it has one). */
+internal suspend fun BiometricLogin.bound(session: TouchstoneSession, enrollment: LocalEnrollment): TouchstoneSession {
+    val tag = enrollment.proofKeyTag ?: return session
+    val store = proofKeyStore ?: return session
+    val publicKey = keyStoreCall { store.proofKeyPublicKey(tag) } ?: return session
+    client.bind(session.session.token, DPoPProofSigner(store, tag, publicKey))
+    return session
+}
+
+/**
+ * Binds a session the app kept (from an earlier launch) again: a session of this device's biometric or PIN sign-in
+ * whose enrolment has a proof key gets its proofs back. Other sessions are left as they are.
+ */
+suspend fun BiometricLogin.resume(session: TouchstoneSession) = gate.withLock {
+    val enrollment = loadEnrollmentOrNull() ?: return@withLock
+    if (enrollment.userId != session.user.id || session.session.methods.none { it == "biometric" || it == "pin" }) return@withLock
+    bound(session, enrollment)
+    Unit
+}
+
+/**
+ * Gives an enrolment made without a proof key one (an enrolment from an older SDK): signs a fresh sign-in challenge and
+ * the new key's thumbprint with the device key after the prompt, and registers the key. [session], and every later
+ * session of this device's sign-ins, is then bound to it.
+ *
+ * @throws TouchstoneException `NOT_ENABLED` (no enrolment for this account, or a key store without proof keys), prompt
+ * outcomes, `SERVER` (`proof_key_exists`, `proof_key_in_use`), `TRANSPORT`.
+ */
+suspend fun BiometricLogin.addProofKey(session: TouchstoneSession, reason: String = "Secure this device's sign-in"): BiometricRegistration =
+    gate.withLock {
+        val enrollment = requireEnrollmentWithKey()
+        if (enrollment.userId != session.user.id) {
+            throw TouchstoneException.notEnabled(NotEnabledReason.NEVER_ENABLED, "biometric sign-in is not enabled for this account on this device")
+        }
+        if (enrollment.proofKeyTag != null) {
+            throw TouchstoneException.of(TouchstoneErrorCode.SERVER, "this device's enrolment has a proof key already", "proof_key_exists", null)
+        }
+        val signer = makeProofKey(enrollment.keyTag)
+            ?: throw TouchstoneException.notEnabled(NotEnabledReason.NEVER_ENABLED, "this key store keeps no proof keys")
+        try {
+            val grant = client.startAuthentication(enrollment.registrationId)
+            val message = DPoPProofSigner.enrolmentMessage(grant.challenge, signer.publicKey)
+            val signature = signWithPrompt(enrollment.keyTag, enrollment.policy, reason, message, enrollment)
+            val registration = client.addProofKey(session.session.token, enrollment.registrationId, grant.challenge, signature,
+                signer.publicKey, signer.signRaw(message))
+            stateStore.saveEnrollment(enrollment.copy(proofKeyTag = signer.tag))
+            client.bind(session.session.token, signer)
+            registration
+        } catch (e: TouchstoneException) {
+            runCatching { proofKeyStore?.deleteProofKey(signer.tag) }
+            throw handleSignInError(e, enrollment)
+        }
+    }
