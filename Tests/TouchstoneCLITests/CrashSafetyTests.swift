@@ -16,7 +16,8 @@ struct CrashSafetyTests {
     struct Acknowledged: Sendable {
         var users: [String] = []
         var devices: [(registrationId: String, keyStore: SoftwareKeyStore, state: InMemoryStateStore)] = []
-        var sessionTokens: [String] = []
+        /// Sessions of biometric sign-ins, with their phone's keys and state: they are bound to its proof key.
+        var sessions: [(session: TouchstoneSession, keyStore: SoftwareKeyStore, state: InMemoryStateStore)] = []
         var logins = 0
     }
 
@@ -68,7 +69,7 @@ struct CrashSafetyTests {
                                 for _ in 0..<3 {
                                     let signedIn = try await phone.login(reason: "crash test")
                                     acknowledged.withLockedValue {
-                                        $0.sessionTokens.append(signedIn.session.token)
+                                        $0.sessions.append((signedIn, keyStore, state))
                                         $0.logins += 1
                                     }
                                 }
@@ -99,8 +100,11 @@ struct CrashSafetyTests {
         for email in before.users {
             _ = try await newApi.signIn(email: email, password: Self.password)
         }
-        for token in before.sessionTokens {
-            let session = try await newApi.currentSession(token: token)
+        for kept in before.sessions {
+            // The app's next launch: its phone binds the kept session to the proof key again.
+            let phone = BiometricLogin(client: newApi, keyStore: kept.keyStore, verifier: ScriptedVerifier.alwaysApprove(), stateStore: kept.state)
+            try await phone.resume(kept.session)
+            let session = try await newApi.currentSession(token: kept.session.session.token)
             #expect(session.session.methods == ["biometric"])
         }
         for device in before.devices {
