@@ -9,7 +9,7 @@ import _CryptoExtras
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure performance (reports numbers; never used as a test).",
-        subcommands: [VerifyBench.self, LoginBench.self, SeedBench.self, OpenIDBench.self]
+        subcommands: [VerifyBench.self, LoginBench.self, SeedBench.self, OpenIDBench.self, SessionBench.self]
     )
 }
 

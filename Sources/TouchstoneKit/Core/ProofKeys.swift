@@ -45,6 +45,13 @@ public struct DPoPProofSigner: Sendable {
     let tag: String
     public let publicKey: ProofKeyPublicKey
 
+    /// A signer for the proof key under `tag` in `store`, whose public key is `publicKey`.
+    public init(store: any ProofKeyStore, tag: String, publicKey: ProofKeyPublicKey) {
+        self.store = store
+        self.tag = tag
+        self.publicKey = publicKey
+    }
+
     /// A proof for one request: `typ` `dpop+jwt`, ES256, the public `jwk`; `jti`, `htm`, `htu` (the URL without query
     /// and fragment), `iat`, and `ath` (the SHA-256 of `accessToken`) and `nonce` when given.
     public func proof(method: String, url: String, accessToken: String?, nonce: String?, issuedAt: Date, jti: String = UUID().uuidString)
@@ -100,8 +107,19 @@ actor DPoPBindings {
 
     func adjustClock(serverDate: Date, localDate: Date) { self.clockOffset = serverDate.timeIntervalSince(localDate) }
 
-    func bind(token: String, to signer: DPoPProofSigner) { self.signers[token] = signer }
-    func unbind(token: String) { self.signers[token] = nil }
+    /// At most this many sessions are held; the oldest binding goes first (an app holds a few sessions at a time).
+    static let capacity = 256
+    private var order: [String] = []
+
+    func bind(token: String, to signer: DPoPProofSigner) {
+        if self.signers.updateValue(signer, forKey: token) == nil { self.order.append(token) }
+        while self.order.count > Self.capacity { self.signers[self.order.removeFirst()] = nil }
+    }
+
+    func unbind(token: String) {
+        guard self.signers.removeValue(forKey: token) != nil else { return }
+        self.order.removeAll { $0 == token }
+    }
     func signer(for token: String) -> DPoPProofSigner? { self.signers[token] }
     func remember(nonce: String) { self.nonce = nonce }
 }

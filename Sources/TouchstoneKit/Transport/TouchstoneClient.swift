@@ -42,6 +42,7 @@ public struct TouchstoneClient: Sendable {
 
     public func signOut(token: String) async throws {
         try await self.callWithoutResult("DELETE", "/v1/session", token: token)
+        await self.dpop.unbind(token: token)
     }
 
     // MARK: Email and recovery (docs/recovery.md)

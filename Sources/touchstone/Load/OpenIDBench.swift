@@ -26,6 +26,9 @@ struct OpenIDBench: AsyncParsableCommand {
     enum Mode: String, ExpressibleByArgument, Codable, Sendable {
         case flow
         case refresh
+        /// `touchstone bench session`'s two sides (not a mode of this command).
+        case bearerSession = "bearer-session"
+        case dpopSession = "dpop-session"
     }
 
     @Option(name: .long, help: "Server base URL, e.g. http://127.0.0.1:8080 (loopback only).")
@@ -55,6 +58,9 @@ struct OpenIDBench: AsyncParsableCommand {
     @Option(name: .customLong("server-pid"), help: "Process id of the server, to report its memory and CPU.")
     var serverPids: [Int32] = []
 
+    @Flag(name: .long, help: "Every token request and UserInfo call carries a DPoP proof (RFC 9449) of the browser's own P-256 key.")
+    var dpop = false
+
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
@@ -64,6 +70,7 @@ struct OpenIDBench: AsyncParsableCommand {
             throw ValidationError("--duration must be in (0, 3600] and --warmup in [0, 600]")
         }
         _ = try LoopbackEndpoint(self.server)
+        guard self.mode == .flow || self.mode == .refresh else { throw ValidationError("--mode must be flow or refresh") }
     }
 
     func run() async throws {
@@ -71,6 +78,7 @@ struct OpenIDBench: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup.singleton
         let basic = "Basic " + Data("\(FormParameters.encode(self.clientId)):\(FormParameters.encode(self.clientSecret))".utf8).base64EncodedString()
         let runId = String(UUID().uuidString.prefix(8)).lowercased()
+        let dpop = self.dpop
         // The browsers: an account and a connection each, eight sign-ups at a time.
         var browsers: [Browser] = []
         for start in stride(from: 0, to: self.browsers, by: 8) {
@@ -89,13 +97,18 @@ struct OpenIDBench: AsyncParsableCommand {
                         else {
                             throw ValidationError("sign-up failed with HTTP \(response.status)")
                         }
-                        return Browser(connection: connection, cookie: "touchstone_session=\(token)")
+                        var signer: DPoPProofSigner?
+                        if dpop {
+                            let keys = SoftwareKeyStore()
+                            signer = DPoPProofSigner(store: keys, tag: "bench", publicKey: try await keys.createProofKey(tag: "bench"))
+                        }
+                        return Browser(connection: connection, cookie: "touchstone_session=\(token)", proofSigner: signer)
                     }
                 }
                 for try await browser in tasks { browsers.append(browser) }
             }
         }
-        let flow = Flow(clientId: self.clientId, redirectURI: self.redirectURI, basic: basic)
+        let flow = Flow(clientId: self.clientId, redirectURI: self.redirectURI, basic: basic, origin: self.server.hasSuffix("/") ? String(self.server.dropLast()) : self.server)
         if self.mode == .refresh {
             for browser in browsers { browser.refreshToken.withLockedValue { $0 = nil } }
             try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -123,7 +136,7 @@ struct OpenIDBench: AsyncParsableCommand {
                             switch mode {
                             case .flow:
                                 _ = try await flow.codeFlow(browser, scope: "openid email", userinfo: true)
-                            case .refresh:
+                            case .refresh, .bearerSession, .dpopSession:
                                 try await flow.refresh(browser)
                             }
                             if started >= measureFrom {
@@ -172,7 +185,7 @@ struct OpenIDBench: AsyncParsableCommand {
         if self.json {
             try printJSON(report)
         } else {
-            let noun = self.mode == .flow ? "code flows (authorize → token with PKCE → userinfo)" : "refresh-token grants"
+            let noun = (self.mode == .flow ? "code flows (authorize → token with PKCE → userinfo)" : "refresh-token grants") + (self.dpop ? " with DPoP" : "")
             print("\(noun), \(self.browsers) browsers, \(self.duration) s measured")
             print("  completed     \(report.completed)  (\(Int(report.perSecond)) per second)")
             print(String(format: "  latency ms    p50 %.2f  p90 %.2f  p99 %.2f  max %.2f", report.latencyMs.p50, report.latencyMs.p90,
@@ -198,10 +211,19 @@ struct OpenIDBench: AsyncParsableCommand {
         let connection: HTTPConnection
         let cookie: String
         let refreshToken = NIOLockedValueBox<String?>(nil)
+        /// The browser's DPoP key (`--dpop`).
+        let proofSigner: DPoPProofSigner?
 
-        init(connection: HTTPConnection, cookie: String) {
+        init(connection: HTTPConnection, cookie: String, proofSigner: DPoPProofSigner? = nil) {
             self.connection = connection
             self.cookie = cookie
+            self.proofSigner = proofSigner
+        }
+
+        /// `DPoP: <proof>` for a request, when the browser has a key.
+        func proof(_ method: String, _ url: String, accessToken: String? = nil) async throws -> [String: String] {
+            guard let signer = self.proofSigner else { return [:] }
+            return ["DPoP": try await signer.proof(method: method, url: url, accessToken: accessToken, nonce: nil, issuedAt: Date())]
         }
     }
 
@@ -215,6 +237,8 @@ struct OpenIDBench: AsyncParsableCommand {
         let clientId: String
         let redirectURI: String
         let basic: String
+        /// The server's URL, for `htu`.
+        let origin: String
 
         /// authorize → token (→ userinfo); returns the refresh token, if any.
         func codeFlow(_ browser: Browser, scope: String, userinfo: Bool) async throws -> String? {
@@ -235,8 +259,9 @@ struct OpenIDBench: AsyncParsableCommand {
             let tokens = try await self.token(browser, body)
             if userinfo {
                 guard let access = tokens["access_token"] as? String else { throw FlowFailure(code: "no_access_token", status: 200) }
-                let info = try await browser.connection.exchange(
-                    TransportRequest(method: "GET", path: "/oauth2/userinfo", headers: ["Authorization": "Bearer \(access)"]))
+                var headers = try await browser.proof("GET", self.origin + "/oauth2/userinfo", accessToken: access)
+                headers["Authorization"] = browser.proofSigner == nil ? "Bearer \(access)" : "DPoP \(access)"
+                let info = try await browser.connection.exchange(TransportRequest(method: "GET", path: "/oauth2/userinfo", headers: headers))
                 guard info.status == 200 else { throw FlowFailure(code: "userinfo_\(info.status)", status: info.status) }
             }
             return tokens["refresh_token"] as? String
@@ -250,9 +275,10 @@ struct OpenIDBench: AsyncParsableCommand {
         }
 
         private func token(_ browser: Browser, _ body: String) async throws -> [String: Any] {
-            let response = try await browser.connection.exchange(TransportRequest(
-                method: "POST", path: "/oauth2/token",
-                headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": self.basic], body: Data(body.utf8)))
+            var headers = try await browser.proof("POST", self.origin + "/oauth2/token")
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            headers["Authorization"] = self.basic
+            let response = try await browser.connection.exchange(TransportRequest(method: "POST", path: "/oauth2/token", headers: headers, body: Data(body.utf8)))
             let json = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
             guard response.status == 200 else {
                 throw FlowFailure(code: (json["error"] as? String) ?? "token_\(response.status)", status: response.status)
