@@ -263,6 +263,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "TouchstoneKit",
                 "TouchstoneAuth",
+                "TouchstoneDPoP",
                 "TouchstoneConfirmation",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

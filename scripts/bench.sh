@@ -108,15 +108,18 @@ oidc_client=$("$bin" clients create --database "sqlite:$oidc_db" --name Bench --
 oidc_id=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["clientId"])' "$oidc_client")
 oidc_secret=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["clientSecret"])' "$oidc_client")
 start_server 18406 "sqlite:$oidc_db"
-for mode in flow refresh; do
-  echo "== oidc: $mode, 64 browsers" >&2
+# Each mode without, then with DPoP proofs (issue #43: the token endpoint and UserInfo checking a proof per request).
+for run in flow refresh dpop-flow dpop-refresh; do
+  mode=${run#dpop-}
+  dpop=(); [ "$run" != "$mode" ] && dpop=(--dpop)
+  echo "== oidc: $run, 64 browsers" >&2
   "$bin" bench oidc --server http://127.0.0.1:18406 --client-id "$oidc_id" --client-secret "$oidc_secret" \
     --redirect-uri http://127.0.0.1/cb --mode "$mode" --browsers 64 --duration "$duration" --warmup 1 --server-pid "$server_pid" \
-    --json >"$work/oidc.json"
-  python3 - "$mode" "$work/oidc.json" >>"$results" <<'PY'
+    "${dpop[@]}" --json >"$work/oidc.json"
+  python3 - "$run" "$work/oidc.json" >>"$results" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[2]))
-report["label"] = "oidc-" + sys.argv[1]
+report["label"] = ("dpop-oidc-" + sys.argv[1][5:]) if sys.argv[1].startswith("dpop-") else "oidc-" + sys.argv[1]
 print(json.dumps(report))
 PY
   tail -1 "$results" | python3 -c '
@@ -124,6 +127,23 @@ import json, sys
 r = json.load(sys.stdin)
 l = r["latencyMs"]
 print("   %.0f/s  p50 %.2f ms  p99 %.2f ms  errors %s" % (r["perSecond"], l["p50"], l["p99"], r["errors"]), file=sys.stderr)'
+done
+stop_servers
+
+# Calls with a phone's session (issue #43): GET /v1/session, bearer sessions and sessions bound to the phone's proof
+# key (a DPoP proof per call), 64 phones each, alternately twice.
+start_server 18407 "sqlite:$work/session.sqlite"
+for run in bearer dpop bearer dpop; do
+  dpop=(); [ "$run" = dpop ] && dpop=(--dpop)
+  echo "== session: $run, 64 phones" >&2
+  "$bin" bench session --server http://127.0.0.1:18407 --phones 64 --duration "$duration" --warmup 1 --server-pid "$server_pid" \
+    "${dpop[@]}" --json >"$work/session.json"
+  python3 - "$run" "$work/session.json" >>"$results" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[2]))
+report["label"] = "session-" + sys.argv[1]
+print(json.dumps(report))
+PY
 done
 stop_servers
 

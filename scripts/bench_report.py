@@ -114,6 +114,25 @@ def summary(runs, verify):
     return "\n".join(lines)
 
 
+def dpop_rows(runs):
+    """Each operation without and with DPoP, from the same run (the session calls: the mean of the alternating runs)."""
+    def mean(label, key):
+        chosen = [r[key] for r in runs if r["label"] == label and r.get(key) is not None]
+        return sum(chosen) / len(chosen) if chosen else None
+    rows = []
+    for name, without, with_ in [("code flow (token + UserInfo with proofs)", "oidc-flow", "dpop-oidc-flow"),
+                                 ("refresh-token grant (token endpoint with a proof)", "oidc-refresh", "dpop-oidc-refresh"),
+                                 ("GET /v1/session (a phone's bound session)", "session-bearer", "session-dpop")]:
+        rate_a, rate_b = mean(without, "perSecond"), mean(with_, "perSecond")
+        if rate_a is None or rate_b is None:
+            continue
+        cpu_a, cpu_b = mean(without, "serverCPUMicrosecondsPerOperation"), mean(with_, "serverCPUMicrosecondsPerOperation")
+        extra = fmt(cpu_b - cpu_a) if cpu_a is not None and cpu_b is not None else "n/a"
+        rows.append(f"| {name} | {fmt(rate_a)} | {fmt(rate_b)} | {rate_b / rate_a * 100:.0f} % | "
+                    f"{fmt(cpu_a) if cpu_a is not None else 'n/a'} | {fmt(cpu_b) if cpu_b is not None else 'n/a'} | {extra} |")
+    return rows
+
+
 def markdown(runs, verify):
     lines = ["### Summary (the table in README.md)", "", summary(runs, verify), "",
              "### Verification in one process (`touchstone bench verify`)", "",
@@ -143,6 +162,13 @@ def markdown(runs, verify):
             server_cpu = r.get("serverCPUMicrosecondsPerOperation")
             lines.append(f"| {OIDC_NAMES[r['mode']]} | {r['browsers']} | {fmt(r['perSecond'])} | {fmt(l['p50'], 2)} | {fmt(l['p90'], 2)} | "
                          f"{fmt(l['p99'], 2)} | {fmt(l['max'], 1)} | {errors(r)} | {fmt(server_cpu) if server_cpu is not None else 'n/a'} |")
+
+    dpop = dpop_rows(runs)
+    if dpop:
+        lines += ["", "### DPoP side by side (issue #43; SQLite, one instance, same run)", "",
+                  "| operation | without DPoP /s | with DPoP /s | with / without | server CPU µs without | with | extra µs |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += dpop
 
     variants = [r for r in runs if r["label"].startswith("variant-")]
     if variants:

@@ -2,6 +2,7 @@ public import Foundation
 import Crypto
 import _CryptoExtras
 import TouchstoneCrypto
+import Synchronization
 
 /// A DPoP proof that passed every check of RFC 9449 §4.3 that needs no state: what the caller still has to do with
 /// it is refuse a `jti` seen before (``DPoPReplayCache``) and bind or compare the key's ``thumbprint``.
@@ -25,6 +26,9 @@ public struct DPoPVerifier: Sendable {
     public var maximumLength = 8192
     /// The JWS algorithms accepted (never `none` or an HMAC).
     public var algorithms: Set<String> = DPoPVerifier.supportedAlgorithms
+    /// Headers already read, by their encoded text: a client's proofs all share one header (its `typ`, `alg` and
+    /// `jwk`), so its key is parsed once, not at every request.
+    let headers = DPoPHeaderCache(capacity: 10_000)
 
     public static let supportedAlgorithms: Set<String> = ["ES256", "EdDSA", "PS256", "RS256"]
 
@@ -55,13 +59,8 @@ public struct DPoPVerifier: Sendable {
         else {
             throw DPoPError(.malformed, "the proof is not one compact JWS (three base64url parts)")
         }
-        let header = try Self.object(headerBytes, "header")
+        let (alg, key) = try self.header(String(parts[0]), headerBytes)
         let claims = try Self.object(payloadBytes, "payload")
-        guard header["typ"] as? String == "dpop+jwt" else { throw DPoPError(.wrongType, "typ must be dpop+jwt") }
-        guard let alg = header["alg"] as? String else { throw DPoPError(.malformed, "the header has no alg") }
-        guard self.algorithms.contains(alg) else { throw DPoPError(.unsupportedAlgorithm, "alg \(alg.prefix(16)) is not accepted") }
-        guard let jwk = header["jwk"] as? [String: Any] else { throw DPoPError(.invalidKey, "the header has no jwk") }
-        let key = try DPoPPublicKey(jwk: jwk)
         let signingInput = Array(proof.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         guard Self.verifies(signature, over: signingInput, alg: alg, key: key.key) else {
             throw DPoPError(.invalidSignature, "the proof's signature does not verify with its jwk")
@@ -71,9 +70,9 @@ public struct DPoPVerifier: Sendable {
         }
         guard claims["htm"] as? String == method else { throw DPoPError(.methodMismatch, "htm is not this request's method") }
         // htu names the URI without query and fragment (§4.2): one that carries either is refused, and the request's
-        // own query is ignored.
-        guard let htu = claims["htu"] as? String, !htu.contains("?"), !htu.contains("#"), let claimed = DPoPURL.normalize(htu),
-            claimed == DPoPURL.normalize(url)
+        // own query is ignored. The same text needs no normalisation (a client's usual case).
+        guard let htu = claims["htu"] as? String, !htu.contains("?"), !htu.contains("#"),
+            htu == url || DPoPURL.normalize(htu).map({ $0 == DPoPURL.normalize(url) }) == true
         else {
             throw DPoPError(.urlMismatch, "htu is not this request's URL (without query and fragment)")
         }
@@ -98,6 +97,23 @@ public struct DPoPVerifier: Sendable {
             guard acceptNonce(nonce) else { throw DPoPError(.nonceMismatch, "the nonce is not a current one of this server") }
         }
         return VerifiedDPoPProof(thumbprint: key.thumbprint, jti: jti, issuedAt: iat, nonce: nonce)
+    }
+
+    /// The header's `alg` and key, checked (`typ`, an accepted `alg`, a public `jwk`); from the cache when this header
+    /// text was read before.
+    private func header(_ text: String, _ bytes: [UInt8]) throws(DPoPError) -> (String, DPoPPublicKey) {
+        if let known = self.headers.value(for: text) {
+            guard self.algorithms.contains(known.0) else { throw DPoPError(.unsupportedAlgorithm, "alg \(known.0.prefix(16)) is not accepted") }
+            return known
+        }
+        let header = try Self.object(bytes, "header")
+        guard header["typ"] as? String == "dpop+jwt" else { throw DPoPError(.wrongType, "typ must be dpop+jwt") }
+        guard let alg = header["alg"] as? String else { throw DPoPError(.malformed, "the header has no alg") }
+        guard self.algorithms.contains(alg) else { throw DPoPError(.unsupportedAlgorithm, "alg \(alg.prefix(16)) is not accepted") }
+        guard let jwk = header["jwk"] as? [String: Any] else { throw DPoPError(.invalidKey, "the header has no jwk") }
+        let key = try DPoPPublicKey(jwk: jwk)
+        self.headers.set((alg, key), for: text)
+        return (alg, key)
     }
 
     private static func object(_ bytes: [UInt8], _ what: String) throws(DPoPError) -> [String: Any] {
@@ -144,5 +160,28 @@ public enum DPoPURL {
         let port = components.port.flatMap { $0 == defaultPort ? nil : $0 }
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         return "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")\(path)"
+    }
+}
+
+/// Headers of accepted shape (an `alg` and a public key) by their base64url text: bounded, emptied when full (a flood
+/// of new keys costs a parse each, as without the cache). Only headers that passed every header check are kept.
+final class DPoPHeaderCache: Sendable {
+    private let entries = Mutex<[String: (String, DPoPPublicKey)]>([:])
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    func value(for text: String) -> (String, DPoPPublicKey)? {
+        self.entries.withLock { $0[text] }
+    }
+
+    func set(_ value: (String, DPoPPublicKey), for text: String) {
+        guard text.utf8.count <= 4096 else { return }
+        self.entries.withLock { entries in
+            if entries.count >= self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[text] = value
+        }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import TouchstoneCrypto
+import TouchstoneDPoP
 import TouchstoneWebAuthn
 import _CryptoExtras
 
@@ -112,6 +113,21 @@ struct VerifyBench: AsyncParsableCommand {
             }
         }
 
+        // DPoP (RFC 9449): an ES256 proof with ath, verified as the server does (parse, key, signature, claims).
+        let dpopURL = "https://auth.example.com/v1/session"
+        let dpopToken = Base64.urlEncode((0..<32).map { UInt8($0 ^ 0x5A) })
+        let dpopProof = try Self.dpopProof(p256, url: dpopURL, accessToken: dpopToken, issuedAt: 1_800_000_000)
+        let dpopVerifier = DPoPVerifier()
+        let dpopNow = Date(timeIntervalSince1970: 1_800_000_000)
+        let dpopBody: () -> Bool = {
+            (try? dpopVerifier.verify(dpopProof, method: "GET", url: dpopURL, accessToken: dpopToken, at: dpopNow)) != nil
+        }
+        let (dpopRaw, dpopFull) = self.measurePair(raw: p256RawBody, full: dpopBody)
+        results += [
+            Result(name: "P-256 raw (swift-crypto)", operationsPerSecond: dpopRaw),
+            Result(name: "DPoP proof verification (ES256, ath)", operationsPerSecond: dpopFull, ratioToRaw: dpopFull / dpopRaw),
+        ]
+
         // WebAuthn: a realistic AuthenticationResponseJSON, verified from its JSON bytes (ES256 passkey).
         let rp = RelyingParty(id: "example.com", name: "Example", origins: ["https://example.com"])
         let coseKeys = ParsedValueCache<BytesKey, COSEKey>(capacity: 10_000)
@@ -204,6 +220,17 @@ struct VerifyBench: AsyncParsableCommand {
 
     /// Runs `body` repeatedly for the configured time on one core; returns operations per second. A `false` result
     /// (a verification that failed) aborts: a benchmark of a failing path would be meaningless.
+    /// A DPoP proof signed by `key` (header and claims as a client sends them).
+    static func dpopProof(_ key: P256.Signing.PrivateKey, url: String, accessToken: String, issuedAt: Int) throws -> String {
+        let point = [UInt8](key.publicKey.x963Representation)
+        let jwk = #"{"crv":"P-256","kty":"EC","x":"\#(Base64.urlEncode(Array(point[1..<33])))","y":"\#(Base64.urlEncode(Array(point[33..<65])))"}"#
+        let header = #"{"alg":"ES256","jwk":\#(jwk),"typ":"dpop+jwt"}"#
+        let ath = Base64.urlEncode(Array(SHA256.hash(data: Array(accessToken.utf8))))
+        let claims = #"{"ath":"\#(ath)","htm":"GET","htu":"\#(url)","iat":\#(issuedAt),"jti":"bench-jti"}"#
+        let input = Base64.urlEncode(Array(header.utf8)) + "." + Base64.urlEncode(Array(claims.utf8))
+        return input + "." + Base64.urlEncode(Array(try key.signature(for: Array(input.utf8)).rawRepresentation))
+    }
+
     /// Measures a raw case and its full path in alternating 50 ms slices, so that a machine whose speed drifts (other
     /// tenants, frequency changes) slows both alike and their ratio stays meaningful.
     private func measurePair(raw: () -> Bool, full: () -> Bool) -> (raw: Double, full: Double) {
