@@ -71,6 +71,12 @@ public struct DPoPPublicKey: Sendable, Hashable {
         }
     }
 
+    /// The SubjectPublicKeyInfo DER of a P-256 key (what an attestation certificate names); nil for other keys.
+    public var p256SPKI: [UInt8]? {
+        guard case .p256(let x, let y) = self.key, let key = try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y) else { return nil }
+        return Array(key.derRepresentation)
+    }
+
     /// Whether `signature` is this key's signature over `message` with ``algorithm``.
     public func isValidSignature(_ signature: [UInt8], over message: [UInt8]) -> Bool {
         DPoPVerifier.verifies(signature, over: message, alg: self.algorithm, key: self.key)

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import TouchstoneCrypto
 import TouchstoneDPoP
+import TouchstoneWebAuthn
 
 /// A phone's DPoP proof key as enrolment, a device-key sign-up and `POST /v1/biometrics/registrations/{id}/proof-key`
 /// send it (issue #43): `proofKey`, its public JWK, and `proofKeySignature`, its signature over the same message the
@@ -10,6 +11,11 @@ import TouchstoneDPoP
 struct ProofKeyInput: Sendable {
     var key: DPoPPublicKey
     var signature: [UInt8]
+    /// `proofKeyAttestation`: the proof key's Android key attestation chain (base64 DER, leaf first), as the device key's.
+    var attestationChain: [String]?
+    /// What the chain attested, once the controller verified it (``verifyAttestation(with:)``): its challenge is checked
+    /// against the enrolment's.
+    var attestedChallenge: [UInt8]?
 
     var thumbprint: String { self.key.thumbprint }
 
@@ -41,15 +47,36 @@ struct ProofKeyInput: Sendable {
         guard let text, let bytes = Base64.urlDecodeCanonical(text) ?? Base64.decode(text, maxDecodedLength: 1536) else {
             throw APIError.invalidProofKey("proofKeySignature (base64url) is required with proofKey")
         }
-        return ProofKeyInput(key: parsed, signature: bytes)
+        return ProofKeyInput(key: parsed, signature: bytes, attestationChain: fields.proofKeyAttestation)
+    }
+
+    /// Verifies `proofKeyAttestation` when it came (a P-256 key only, as the Android Keystore makes).
+    mutating func verifyAttestation(with service: AndroidKeyAttestationService) async throws {
+        guard let chain = self.attestationChain else { return }
+        guard let spki = self.key.p256SPKI else { throw APIError.invalidKeyAttestation("an attested proof key is a P-256 key") }
+        self.attestedChallenge = try await service.verifyProofKey(chain: chain, spki: spki).challenge
+    }
+
+    /// When the device key was attested (Android key attestation), its proof key must be too: made in the same
+    /// Keystore with the UTF-8 bytes of this enrolment's challenge as its attestation challenge.
+    ///
+    /// - Throws: 400 `invalid_key_attestation`.
+    func requireAttested(challenge: String) throws {
+        guard let attested = self.attestedChallenge else {
+            throw APIError.invalidKeyAttestation("the device key was attested, so the proof key needs its attestation too (proofKeyAttestation)")
+        }
+        guard ConstantTime.equal(attested, Array(challenge.utf8)) else {
+            throw APIError.invalidKeyAttestation("the proof key's attestation challenge is not this enrolment's challenge")
+        }
     }
 
     /// `proofKey` (a JWK: an object of strings) and `proofKeySignature` of a request body.
     struct Fields: Decodable, Sendable {
         var proofKey: [String: String]?
         var proofKeySignature: String?
+        var proofKeyAttestation: [String]?
 
-        enum CodingKeys: CodingKey { case proofKey, proofKeySignature }
+        enum CodingKeys: CodingKey { case proofKey, proofKeySignature, proofKeyAttestation }
 
         init() {}
 
@@ -57,6 +84,7 @@ struct ProofKeyInput: Sendable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.proofKey = try container.decodeIfPresent([String: String].self, forKey: .proofKey)
             self.proofKeySignature = try container.decodeStringIfPresent(.proofKeySignature, maxLength: 2048)
+            self.proofKeyAttestation = try container.decodeIfPresent([String].self, forKey: .proofKeyAttestation)
         }
     }
 

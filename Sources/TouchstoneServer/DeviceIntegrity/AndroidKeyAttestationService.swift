@@ -22,7 +22,7 @@ struct AndroidKeyAttestationService: Sendable {
     /// The most certificates `keyAttestation` may hold, and the size of each.
     static let maximumCertificateSize = 16 * 1024
 
-    private func requireEnabled() throws {
+    func requireEnabled() throws {
         guard !self.apps.isEmpty else { throw APIError.androidKeyAttestationDisabled }
     }
 
@@ -71,6 +71,29 @@ struct AndroidKeyAttestationService: Sendable {
         }
         guard now < record.expiresAt else { throw APIError.challengeExpired }
         return KeyAttestationRecord(securityLevel: attested.securityLevel.rawValue, packageName: attested.packageName)
+    }
+}
+
+extension AndroidKeyAttestationService {
+    /// Verifies the attestation chain of a phone's DPoP proof key (issue #43): trusted, not revoked, hardware-backed,
+    /// generated for signing, the app's; no biometric needed (the proof key signs without the user). Its challenge is
+    /// checked by the caller against the enrolment's.
+    func verifyProofKey(chain encodedChain: [String], spki: [UInt8]) async throws -> AndroidKeyAttestationVerifier.AttestedKey {
+        try self.requireEnabled()
+        guard (1...AndroidKeyAttestationVerifier.maximumChainLength).contains(encodedChain.count) else {
+            throw APIError.invalidKeyAttestation("proofKeyAttestation must hold 1 to \(AndroidKeyAttestationVerifier.maximumChainLength) certificates")
+        }
+        let chain = try encodedChain.map { try decodeBase64Field($0, field: "proofKeyAttestation", maxLength: Self.maximumCertificateSize) }
+        let verifier = AndroidKeyAttestationVerifier(
+            apps: self.apps.map { .init(packageName: $0.packageName, signingCertificateSHA256: [$0.certificateSHA256]) },
+            trustAnchors: self.trust.roots,
+            statusList: try self.trust.statusList?.current() ?? .empty
+        )
+        do {
+            return try await verifier.verify(certificateChain: chain, publicKeySPKI: spki, at: self.now(), requireBiometric: false)
+        } catch {
+            throw APIError.invalidKeyAttestation("the proof key's attestation: \(error)")
+        }
     }
 }
 

@@ -118,7 +118,8 @@ struct BiometricRegistrationController {
         let caller = try context.requireIdentity()
         let input = try await request.decodeJSON(as: FinishInput.self, context: context)
         let signature = try decodeSignature(input.signature)
-        let proofKey = try ProofKeyInput.parse(input.proofKey)
+        var proofKey = try ProofKeyInput.parse(input.proofKey)
+        try await proofKey?.verifyAttestation(with: self.androidKeyAttestation)
         let (registration, credential) = try await self.audit.failures(.registrationFinished, userId: caller.user.id, registrationId: input.registrationId) {
             try await self.service.finishRegistration(caller: caller, registrationId: input.registrationId, signature: signature, proofKey: proofKey)
         }
@@ -154,7 +155,8 @@ struct BiometricRegistrationController {
         let id = try context.parameters.require("id")
         let input = try await request.decodeJSON(as: ProofKeyAddition.self, context: context)
         let signature = try decodeSignature(input.signature)
-        guard let proofKey = try ProofKeyInput.parse(input.proofKey) else { throw APIError.invalidProofKey("proofKey is required") }
+        guard var proofKey = try ProofKeyInput.parse(input.proofKey) else { throw APIError.invalidProofKey("proofKey is required") }
+        try await proofKey.verifyAttestation(with: self.androidKeyAttestation)
         let registration = try await self.service.addProofKey(
             caller: caller, registrationId: id, challenge: input.challenge, signature: signature, proofKey: proofKey)
         return JSONResponse(.ok, RegistrationBody(registration: RegistrationResource(registration)))

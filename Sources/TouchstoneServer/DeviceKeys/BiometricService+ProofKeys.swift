@@ -43,6 +43,7 @@ extension BiometricService {
             throw APIError.invalidSignature
         }
         try proofKey.verify(challenge: challenge)
+        if registration.keyAttestation != nil { try proofKey.requireAttested(challenge: challenge) }
         // The challenge is answered now: never usable again, for this or a sign-in.
         let answered = ChallengeRecord(
             challenge: challenge, registrationId: registrationId, purpose: .authentication, createdAt: now,

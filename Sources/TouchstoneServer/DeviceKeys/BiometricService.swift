@@ -139,6 +139,7 @@ struct BiometricService: Sendable {
             throw APIError.invalidSignature
         }
         try proofKey?.verify(challenge: challenge.challenge)
+        if registration.keyAttestation != nil { try proofKey?.requireAttested(challenge: challenge.challenge) }
         let scope: ReplacementScope = self.policy.current.devicePolicy == .singleDevice ? .allOfUser : .sameDevice
         // The activation, the registrations it replaces and their events (with their webhooks) commit together.
         let events: [AuditEventRecord]

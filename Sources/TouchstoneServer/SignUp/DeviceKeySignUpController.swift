@@ -82,7 +82,9 @@ struct DeviceKeySignUpController {
         guard self.service.enabled else { throw APIError.signUpDisabled }
         let input = try await request.decodeJSON(as: FinishInput.self, context: context)
         let signature = try decodeSignature(input.signature)
-        let done = try await self.service.finish(signUpId: input.signUpId, signature: signature, proofKey: try ProofKeyInput.parse(input.proofKey))
+        var proofKey = try ProofKeyInput.parse(input.proofKey)
+        try await proofKey?.verifyAttestation(with: self.service.integrity.androidKeyAttestation)
+        let done = try await self.service.finish(signUpId: input.signUpId, signature: signature, proofKey: proofKey)
         return JSONResponse(
             .created,
             SignedUpBody(

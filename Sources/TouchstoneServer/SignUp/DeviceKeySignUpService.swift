@@ -111,6 +111,7 @@ struct DeviceKeySignUpService: Sendable {
             throw APIError.invalidSignature
         }
         try proofKey?.verify(challenge: details.challenge)
+        if details.keyAttestationLevel != nil { try proofKey?.requireAttested(challenge: details.challenge) }
 
         let user = UserRecord(id: pending.userId, email: pending.email, displayName: pending.displayName, passwordHash: nil, createdAt: now)
         var made = RegistrationRecord(

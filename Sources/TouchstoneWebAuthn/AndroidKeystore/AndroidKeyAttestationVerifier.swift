@@ -102,8 +102,11 @@ public struct AndroidKeyAttestationVerifier: Sendable {
 
     /// Verifies `certificateChain` (DER, leaf first) for the key whose SubjectPublicKeyInfo DER is
     /// `publicKeySPKI`, with certificate validity evaluated at `time`.
-    public func verify(certificateChain: [[UInt8]], publicKeySPKI: [UInt8], at time: Date) async throws(AndroidKeyAttestationError)
-        -> AttestedKey
+    ///
+    /// - Parameter requireBiometric: the key must need a biometric for each use (a device key); false for a key that
+    ///   signs without the user (a DPoP proof key), which must still be hardware-backed, generated for signing and the app's.
+    public func verify(certificateChain: [[UInt8]], publicKeySPKI: [UInt8], at time: Date, requireBiometric: Bool = true)
+        async throws(AndroidKeyAttestationError) -> AttestedKey
     {
         guard !certificateChain.isEmpty, certificateChain.count <= Self.maximumChainLength else {
             throw AndroidKeyAttestationError(.malformed, "the chain must hold 1 to \(Self.maximumChainLength) certificates")
@@ -166,8 +169,8 @@ public struct AndroidKeyAttestationVerifier: Sendable {
         }
         let packageName = try self.allowedApp(description)
         // Usable only after a biometric: user authentication required, by a biometric (alone or among others).
-        guard !hardware.noAuthRequired, !description.softwareEnforced.noAuthRequired, let types = hardware.userAuthType,
-            types & KeyDescription.biometricAuthenticator != 0
+        guard !requireBiometric || (!hardware.noAuthRequired && !description.softwareEnforced.noAuthRequired
+            && (hardware.userAuthType ?? 0) & KeyDescription.biometricAuthenticator != 0)
         else {
             throw AndroidKeyAttestationError(
                 .noBiometricAuthentication,

@@ -98,25 +98,26 @@ class BiometricLogin(
             val created = keyStoreCall { keyStore.createKey(tag, policy, challenge) }
             val registration: BiometricRegistration
             val deviceCredential: String?
-            var proofKey: DPoPProofSigner? = null
+            var proofKey: NewProofKey? = null
             try {
-                proofKey = makeProofKey(tag)
                 val grant = client.startRegistration(session.session.token, created.publicKey, ALGORITHM, deviceId, deviceName,
                     created.attestationChain.takeIf { challenge != null })
-                val message = DPoPProofSigner.enrolmentMessage(grant.challenge, proofKey?.publicKey)
+                // Made now, so that an attested one is attested with this enrolment's challenge.
+                proofKey = makeProofKey(tag, grant.challenge, attest = challenge != null && created.attestationChain != null)
+                val message = DPoPProofSigner.enrolmentMessage(grant.challenge, proofKey?.signer?.publicKey)
                 val signature = signWithPrompt(tag, policy, reason, message)
                 val finished = client.finishEnrolment(session.session.token, grant.registrationId, signature, proofKeyEnrolment(proofKey, grant.challenge))
                 registration = finished.first
                 deviceCredential = finished.second
             } catch (e: TouchstoneException) {
                 runCatching { keyStore.deleteKey(tag) }
-                proofKey?.let { runCatching { proofKeyStore?.deleteProofKey(it.tag) } }
+                proofKey?.let { runCatching { proofKeyStore?.deleteProofKey(it.signer.tag) } }
                 if (e.serverCode == "device_enrolled_for_another_user") {
                     throw TouchstoneException.Enrollment(TouchstoneErrorCode.ENABLED_FOR_ANOTHER_ACCOUNT, e.message, e.serverCode, e.httpStatus)
                 }
                 throw e
             }
-            stateStore.saveEnrollment(LocalEnrollment(session.user.id, registration.id, tag, policy, session.user.email, proofKeyTag = proofKey?.tag))
+            stateStore.saveEnrollment(LocalEnrollment(session.user.id, registration.id, tag, policy, session.user.email, proofKeyTag = proofKey?.signer?.tag))
             if (deviceCredential != null) stateStore.saveDeviceCredential(deviceCredential, registration.id)
             // The server replaced this device's previous registration; its keys are useless now.
             if (previous != null && previous.keyTag != tag) {

@@ -10,16 +10,24 @@ internal val BiometricLogin.proofKeyStore: ProofKeyStore? get() = keyStore as? P
 /** The proof key's alias for an enrolment whose device key is [tag]. */
 internal fun proofKeyTag(tag: String) = "$tag.proof"
 
-/** Makes the proof key of an enrolment whose device key is [tag]; null when the key store keeps none. */
-internal suspend fun BiometricLogin.makeProofKey(tag: String): DPoPProofSigner? {
+/** A proof key just made: its signer and, when attested, its chain. */
+internal class NewProofKey(val signer: DPoPProofSigner, val attestationChain: List<ByteArray>?)
+
+/**
+ * Makes the proof key of an enrolment whose device key is [tag], attested with the UTF-8 bytes of the enrolment's
+ * [challenge] when the device key was attested ([attest]); null when the key store keeps none.
+ */
+internal suspend fun BiometricLogin.makeProofKey(tag: String, challenge: String, attest: Boolean): NewProofKey? {
     val store = proofKeyStore ?: return null
     val proofTag = proofKeyTag(tag)
-    return DPoPProofSigner(store, proofTag, keyStoreCall { store.createProofKey(proofTag) })
+    val created = keyStoreCall { store.createProofKey(proofTag, if (attest) challenge.toByteArray(Charsets.UTF_8) else null) }
+    return NewProofKey(DPoPProofSigner(store, proofTag, created.publicKey), created.attestationChain?.takeIf { attest })
 }
 
-/** The proof key's part of the enrolment: its public key and its signature over `<challenge>.<thumbprint>`. */
-internal suspend fun proofKeyEnrolment(signer: DPoPProofSigner?, challenge: String): ProofKeyEnrolment? =
-    signer?.let { ProofKeyEnrolment(it.publicKey, it.signRaw(DPoPProofSigner.enrolmentMessage(challenge, it.publicKey))) }
+/** The proof key's part of the enrolment: its public key, its signature over `<challenge>.<thumbprint>`, its chain. */
+internal suspend fun proofKeyEnrolment(key: NewProofKey?, challenge: String): ProofKeyEnrolment? = key?.let {
+    ProofKeyEnrolment(it.signer.publicKey, it.signer.signRaw(DPoPProofSigner.enrolmentMessage(challenge, it.signer.publicKey)), it.attestationChain)
+}
 
 /** [session], from a sign-in of [enrollment], bound to its proof key in the client (when it has one). */
 internal suspend fun BiometricLogin.bound(session: TouchstoneSession, enrollment: LocalEnrollment): TouchstoneSession {
@@ -58,19 +66,21 @@ suspend fun BiometricLogin.addProofKey(session: TouchstoneSession, reason: Strin
         if (enrollment.proofKeyTag != null) {
             throw TouchstoneException.of(TouchstoneErrorCode.SERVER, "this device's enrolment has a proof key already", "proof_key_exists", null)
         }
-        val signer = makeProofKey(enrollment.keyTag)
-            ?: throw TouchstoneException.notEnabled(NotEnabledReason.NEVER_ENABLED, "this key store keeps no proof keys")
+        if (proofKeyStore == null) throw TouchstoneException.notEnabled(NotEnabledReason.NEVER_ENABLED, "this key store keeps no proof keys")
+        var made: NewProofKey? = null
         try {
             val grant = client.startAuthentication(enrollment.registrationId)
-            val message = DPoPProofSigner.enrolmentMessage(grant.challenge, signer.publicKey)
+            val key = makeProofKey(enrollment.keyTag, grant.challenge, attest = keyAttestation)!!
+            made = key
+            val message = DPoPProofSigner.enrolmentMessage(grant.challenge, key.signer.publicKey)
             val signature = signWithPrompt(enrollment.keyTag, enrollment.policy, reason, message, enrollment)
             val registration = client.addProofKey(session.session.token, enrollment.registrationId, grant.challenge, signature,
-                signer.publicKey, signer.signRaw(message))
-            stateStore.saveEnrollment(enrollment.copy(proofKeyTag = signer.tag))
-            client.bind(session.session.token, signer)
+                key.signer.publicKey, key.signer.signRaw(message), key.attestationChain)
+            stateStore.saveEnrollment(enrollment.copy(proofKeyTag = key.signer.tag))
+            client.bind(session.session.token, key.signer)
             registration
         } catch (e: TouchstoneException) {
-            runCatching { proofKeyStore?.deleteProofKey(signer.tag) }
+            made?.let { runCatching { proofKeyStore?.deleteProofKey(it.signer.tag) } }
             throw handleSignInError(e, enrollment)
         }
     }

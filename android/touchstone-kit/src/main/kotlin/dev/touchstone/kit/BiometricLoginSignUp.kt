@@ -29,23 +29,23 @@ suspend fun BiometricLogin.signUp(
     val challenge = if (keyAttestation) attestationChallenge(null) else null
     val tag = makeKeyTag()
     val created = keyStoreCall { keyStore.createKey(tag, policy, challenge) }
-    var proofKey: DPoPProofSigner? = null
+    var proofKey: NewProofKey? = null
     val signedUp = try {
-        proofKey = makeProofKey(tag)
         val grant = client.startSignUp(email, displayName, created.publicKey, BiometricLogin.ALGORITHM, deviceId, deviceName,
             created.attestationChain.takeIf { challenge != null })
-        val signature = signWithPrompt(tag, policy, reason, DPoPProofSigner.enrolmentMessage(grant.challenge, proofKey?.publicKey))
+        proofKey = makeProofKey(tag, grant.challenge, attest = challenge != null && created.attestationChain != null)
+        val signature = signWithPrompt(tag, policy, reason, DPoPProofSigner.enrolmentMessage(grant.challenge, proofKey?.signer?.publicKey))
         client.finishSignUp(grant.signUpId, signature, proofKeyEnrolment(proofKey, grant.challenge))
     } catch (e: TouchstoneException) {
         runCatching { keyStore.deleteKey(tag) }
-        proofKey?.let { runCatching { proofKeyStore?.deleteProofKey(it.tag) } }
+        proofKey?.let { runCatching { proofKeyStore?.deleteProofKey(it.signer.tag) } }
         if (e.serverCode == "device_enrolled_for_another_user") {
             throw TouchstoneException.Enrollment(TouchstoneErrorCode.ENABLED_FOR_ANOTHER_ACCOUNT, e.message, e.serverCode, e.httpStatus)
         }
         throw e
     }
     val enrollment = LocalEnrollment(signedUp.session.user.id, signedUp.registration.id, tag, policy, signedUp.session.user.email,
-        proofKeyTag = proofKey?.tag)
+        proofKeyTag = proofKey?.signer?.tag)
     stateStore.saveEnrollment(enrollment)
     stateStore.saveDeviceCredential(signedUp.deviceCredential, signedUp.registration.id)
     bound(signedUp.session, enrollment)

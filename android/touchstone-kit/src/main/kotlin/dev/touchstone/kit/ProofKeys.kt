@@ -47,8 +47,13 @@ class ProofKeyPublicKey(val x: ByteArray, val y: ByteArray) {
  * `ProofKeyStore`.
  */
 interface ProofKeyStore {
-    /** Creates a P-256 key under [tag] that needs no user authentication; creating over an existing tag fails. */
-    suspend fun createProofKey(tag: String): ProofKeyPublicKey
+    /**
+     * Creates a P-256 key under [tag] that needs no user authentication; creating over an existing tag fails.
+     *
+     * @param attestationChallenge When given, the key is made with it as its attestation challenge and the chain is
+     * returned with it (when the store can attest), as [DeviceKeyStore.createKey] does for the device key.
+     */
+    suspend fun createProofKey(tag: String, attestationChallenge: ByteArray?): CreatedProofKey
 
     /** The public key under [tag]; null when there is none. */
     suspend fun proofKeyPublicKey(tag: String): ProofKeyPublicKey?
@@ -59,6 +64,9 @@ interface ProofKeyStore {
     /** Deletes the key; deleting a missing key is not an error. */
     suspend fun deleteProofKey(tag: String)
 }
+
+/** A new proof key: its public key and, when it was attested, its chain (DER, leaf first). */
+class CreatedProofKey(val publicKey: ProofKeyPublicKey, val attestationChain: List<ByteArray>?)
 
 /** Signs DPoP proofs (RFC 9449 §4.2) and the enrolment signature with one proof key. TouchstoneKit's `DPoPProofSigner`. */
 class DPoPProofSigner internal constructor(private val store: ProofKeyStore, internal val tag: String, val publicKey: ProofKeyPublicKey) {

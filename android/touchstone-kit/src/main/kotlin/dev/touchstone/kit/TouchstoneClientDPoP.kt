@@ -60,10 +60,16 @@ internal fun httpDate(text: String): Long? = try {
     null
 }
 
-/** The proof key's part of an enrolment or a device-key sign-up: its public key and its signature. */
-class ProofKeyEnrolment(val publicKey: ProofKeyPublicKey, val signature: ByteArray) {
-    internal fun addTo(json: JSONObject): JSONObject =
+/**
+ * The proof key's part of an enrolment or a device-key sign-up: its public key, its signature and, when the device key
+ * was attested, its own attestation chain (made with the enrolment challenge's UTF-8 bytes as attestation challenge).
+ */
+class ProofKeyEnrolment(val publicKey: ProofKeyPublicKey, val signature: ByteArray, val attestationChain: List<ByteArray>? = null) {
+    internal fun addTo(json: JSONObject): JSONObject {
         json.put("proofKey", JSONObject(publicKey.jwk)).put("proofKeySignature", TouchstoneClient.base64Url(signature))
+        attestationChain?.let { chain -> json.put("proofKeyAttestation", org.json.JSONArray(chain.map { java.util.Base64.getEncoder().encodeToString(it) })) }
+        return json
+    }
 }
 
 /**
@@ -72,9 +78,10 @@ class ProofKeyEnrolment(val publicKey: ProofKeyPublicKey, val signature: ByteArr
  */
 suspend fun TouchstoneClient.addProofKey(
     token: String, registrationId: String, challenge: String, signature: ByteArray, proofKey: ProofKeyPublicKey, proofKeySignature: ByteArray,
+    proofKeyAttestation: List<ByteArray>? = null,
 ): BiometricRegistration {
     val path = "${TouchstoneClient.registrationPath(registrationId)}/proof-key"
-    val body = call("POST", path, token = token, body = ProofKeyEnrolment(proofKey, proofKeySignature).addTo(
+    val body = call("POST", path, token = token, body = ProofKeyEnrolment(proofKey, proofKeySignature, proofKeyAttestation).addTo(
         jsonOf("challenge" to challenge, "signature" to TouchstoneClient.base64Url(signature))))
     return decoded(path) { BiometricRegistration.from(body.obj("registration")) }
 }

@@ -5,6 +5,7 @@ import android.security.keystore.KeyPermanentlyInvalidatedException
 import android.security.keystore.KeyProperties
 import android.security.keystore.StrongBoxUnavailableException
 import dev.touchstone.kit.CreatedKey
+import dev.touchstone.kit.CreatedProofKey
 import dev.touchstone.kit.DeviceKeyStore
 import dev.touchstone.kit.KeyAccessPolicy
 import dev.touchstone.kit.NotEnabledReason
@@ -81,18 +82,21 @@ class KeystoreDeviceKeyStore(private val preferStrongBox: Boolean = true) : Devi
         return signature
     }
 
-    override suspend fun createProofKey(tag: String): ProofKeyPublicKey = onBackground {
+    override suspend fun createProofKey(tag: String, attestationChallenge: ByteArray?): CreatedProofKey = onBackground {
         val keyStore = keyStore()
         if (keyStore.containsAlias(tag)) throw TouchstoneException.Internal("a key named $tag exists")
-        fun make(strongBox: Boolean): ProofKeyPublicKey {
+        fun make(strongBox: Boolean): CreatedProofKey {
             val builder = KeyGenParameterSpec.Builder(tag, KeyProperties.PURPOSE_SIGN)
                 .setAlgorithmParameterSpec(ECGenParameterSpec("secp256r1"))
                 .setDigests(KeyProperties.DIGEST_SHA256)
                 .setUserAuthenticationRequired(false)
+            if (attestationChallenge != null) builder.setAttestationChallenge(attestationChallenge)
             if (strongBox) builder.setIsStrongBoxBacked(true)
             val generator = KeyPairGenerator.getInstance(KeyProperties.KEY_ALGORITHM_EC, PROVIDER)
             generator.initialize(builder.build())
-            return ProofKeyPublicKey.of(generator.generateKeyPair().public as ECPublicKey)
+            val publicKey = ProofKeyPublicKey.of(generator.generateKeyPair().public as ECPublicKey)
+            val chain = if (attestationChallenge != null) keyStore().getCertificateChain(tag)?.map { it.encoded } else null
+            return CreatedProofKey(publicKey, chain)
         }
         if (preferStrongBox) {
             try {

@@ -3,6 +3,7 @@ package dev.touchstone.kit.software
 import dev.touchstone.kit.CreatedKey
 import dev.touchstone.kit.DeviceKeyStore
 import dev.touchstone.kit.KeyAccessPolicy
+import dev.touchstone.kit.CreatedProofKey
 import dev.touchstone.kit.NotEnabledReason
 import dev.touchstone.kit.ProofKeyPublicKey
 import dev.touchstone.kit.ProofKeyStore
@@ -56,13 +57,14 @@ class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteA
 
     private val proofKeys = ConcurrentHashMap<String, KeyPair>()
 
-    override suspend fun createProofKey(tag: String): ProofKeyPublicKey {
+    override suspend fun createProofKey(tag: String, attestationChallenge: ByteArray?): CreatedProofKey {
         if (proofKeys.containsKey(tag)) throw TouchstoneException.Internal("a proof key named $tag exists")
         val generator = KeyPairGenerator.getInstance("EC")
         generator.initialize(ECGenParameterSpec("secp256r1"))
         val pair = generator.generateKeyPair()
         proofKeys[tag] = pair
-        return ProofKeyPublicKey.of(pair.public as java.security.interfaces.ECPublicKey)
+        val chain = if (attestationChallenge != null) attest?.invoke(pair.public, attestationChallenge) else null
+        return CreatedProofKey(ProofKeyPublicKey.of(pair.public as java.security.interfaces.ECPublicKey), chain)
     }
 
     override suspend fun proofKeyPublicKey(tag: String): ProofKeyPublicKey? =
