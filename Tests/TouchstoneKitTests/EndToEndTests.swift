@@ -32,6 +32,15 @@ struct EndToEndTests {
             #expect(biometricSession.session.methods == ["biometric"])
             let current = try await api.currentSession(token: biometricSession.session.token)
             #expect(current.user.id == passwordSession.user.id)
+            // Bound to the phone's proof key (issue #43): the same token as a bearer token, or from another client
+            // (another key, or none), is refused by the real server.
+            #expect(await api.isBound(biometricSession))
+            let asBearer = try await client.request(.get, "/v1/session", token: biometricSession.session.token)
+            #expect(asBearer.status == .unauthorized && asBearer.errorCode == "invalid_dpop_proof")
+            let elsewhere = TouchstoneClient(transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!), now: { clock.now })
+            await #expect(throws: BiometricLoginError(.server, "", serverCode: "invalid_dpop_proof")) {
+                _ = try await elsewhere.currentSession(token: biometricSession.session.token)
+            }
 
             try await biometrics.disable(session: biometricSession)
             await #expect(throws: BiometricLoginError(.notEnabled, "")) { try await biometrics.login(reason: "Sign in") }
