@@ -290,9 +290,10 @@ struct MetricsTests {
         try await TestServer.run(.live, configuration: configuration) { client in
             // Not on the main port...
             #expect(try await client.request(.get, "/metrics").status == .notFound)
-            // ... but on its own, once the listener is up.
+            // ... but on its own, once the listener is up (polled with a generous limit: under the whole suite's load
+            // the listener has taken more than 5 s to answer; CI failed on that once, 2026-11-28).
             var text = ""
-            for _ in 0..<100 {
+            for _ in 0..<1200 {
                 if let (data, response) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!),
                     (response as? HTTPURLResponse)?.statusCode == 200
                 {
