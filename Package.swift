@@ -428,6 +428,7 @@ let package = Package(
             name: "TouchstoneAuthTests",
             dependencies: [
                 "TouchstoneAuth",
+                "TouchstoneDPoP",
                 "TouchstoneTesting",
                 "TouchstoneServer",
                 "TouchstoneKit",

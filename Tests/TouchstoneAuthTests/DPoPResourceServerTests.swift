@@ -56,6 +56,20 @@ struct DPoPResourceServerTests {
         }
     }
 
+    @Test func aReplayCacheThatCannotAnswerIs503NotAPass() async throws {
+        try await Servers.withServers { touchstone, _, api, clock in
+            let (session, _) = try await Servers.signUp(touchstone, "dpop-cache@example.com")
+            let phone = DPoPProofMaker.p256()
+            let issued = try await touchstone.request(.post, "/v1/session/token", token: session,
+                headers: [.init("DPoP")!: phone.proof(url: Servers.issuer + "/v1/session/token", iat: clock.now)])
+            let token = try #require(issued.value("accessToken") as String?)
+            let answer = try await Self.call(api, "/cache-down", "DPoP \(token)",
+                proof: phone.proof(method: "GET", url: Servers.audience + "/cache-down", iat: clock.now, accessToken: token))
+            #expect(answer.status == .serviceUnavailable && answer.code == "temporarily_unavailable", "\(answer.body)")
+            #expect(answer.challenge == nil)
+        }
+    }
+
     @Test func anAPICanRefuseBearerTokens() async throws {
         try await Servers.withServers { touchstone, _, api, clock in
             let (session, _) = try await Servers.signUp(touchstone, "dpop-only@example.com")

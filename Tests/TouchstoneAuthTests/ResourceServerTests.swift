@@ -6,6 +6,7 @@ import HummingbirdTesting
 import JWTKit
 import Testing
 import TouchstoneAuth
+import TouchstoneDPoP
 import TouchstoneCrypto
 import TouchstoneServer
 import TouchstoneTesting
@@ -51,6 +52,13 @@ struct ResourceServerTests {
         router.group("/key").add(middleware: TouchstoneAuthMiddleware(verifier: verifier(), now: { clock.now })).get { _, context in
             try context.requireTouchstoneCaller().dpopThumbprint ?? "bearer"
         }
+        // A shared replay cache that cannot answer: a bound token cannot be checked.
+        struct BrokenCache: DPoPReplayCache {
+            func use(jti: String, thumbprint: String, until: Date, at now: Date) async throws -> Bool { throw CancellationError() }
+        }
+        router.group("/cache-down")
+            .add(middleware: TouchstoneAuthMiddleware(verifier: verifier(), dpop: DPoPBinding(replayCache: BrokenCache()), now: { clock.now }))
+            .get { _, _ in "ok" }
         router.group("/bound-only")
             .add(middleware: TouchstoneAuthMiddleware(verifier: verifier(), dpop: DPoPBinding(requireBoundTokens: true), now: { clock.now }))
             .get { _, _ in "ok" }

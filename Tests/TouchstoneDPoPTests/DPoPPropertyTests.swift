@@ -8,23 +8,11 @@ import TouchstoneTesting
 /// proof, no input crashes it, and what verifies always names its key's thumbprint. The generator is seeded: a failure
 /// reproduces.
 struct DPoPPropertyTests {
-    /// SplitMix64: a small deterministic generator, so every run tries the same cases.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var z = self.state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let url = "https://auth.example.com/oauth2/token"
 
     @Test func aChangedCharacterNeverVerifiesAndNothingCrashes() throws {
-        var random = Generator(state: 43)
+        var random = SplitMix(state: 43)
         let verifier = DPoPVerifier()
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ \"{}")
         for round in 0..<200 {
@@ -47,7 +35,7 @@ struct DPoPPropertyTests {
     }
 
     @Test func randomInputsAreRefusedWithAnError() {
-        var random = Generator(state: 9449)
+        var random = SplitMix(state: 9449)
         let verifier = DPoPVerifier()
         for _ in 0..<2000 {
             let length = Int.random(in: 0..<300, using: &random)

@@ -4,6 +4,7 @@ import Testing
 @testable import TouchstoneServer
 import TouchstoneConfirmation
 import TouchstoneStore
+import TouchstoneTesting
 
 /// The sign-in's answers are written without JSONEncoder: the JSON must be the same value JSONEncoder gives.
 @Suite struct JSONWriterTests {
@@ -12,18 +13,6 @@ import TouchstoneStore
     static let alphabet: [Character] =
         (0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) }
         + ["\"", "\\", "/", "\u{7F}", "a", "Z", "0", " ", "é", "€", "😀", "e\u{301}", "\u{2028}", "\u{2029}", "\u{FEFF}", "ß"]
-
-    /// A deterministic generator (SplitMix64): a failure repeats with the same values.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var z = self.state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static func text(_ generator: inout SplitMix) -> String {
         String((0..<Int.random(in: 0...12, using: &generator)).map { _ in Self.alphabet.randomElement(using: &generator)! })

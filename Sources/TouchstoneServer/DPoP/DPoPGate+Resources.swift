@@ -31,20 +31,22 @@ extension DPoPGate {
     }
 
     /// Checks that a token bound to `thumbprint` (nil: a bearer token) came the way its binding demands, with a valid
-    /// proof from its key.
-    func checkPossession(of token: String, scheme: Scheme, boundTo thumbprint: String?, request: Request) async throws -> VerifiedDPoPProof? {
+    /// proof from its key. `noun` names the token in the refusals (`token`, `session`).
+    func checkPossession(of token: String, scheme: Scheme, boundTo thumbprint: String?, request: Request, noun: String = "token") async throws
+        -> VerifiedDPoPProof?
+    {
         guard let thumbprint else {
-            guard scheme == .bearer else { throw ResourceFailure.invalidToken("this token is not DPoP-bound: send it as Bearer") }
+            guard scheme == .bearer else { throw ResourceFailure.invalidToken("this \(noun) is not DPoP-bound: send it as Bearer") }
             return nil
         }
         guard scheme == .dpop else {
-            throw ResourceFailure.invalidToken("this token is DPoP-bound: send it as 'Authorization: DPoP' with a proof")
+            throw ResourceFailure.invalidToken("this \(noun) is DPoP-bound: send it as 'Authorization: DPoP' with a proof")
         }
         let proof: VerifiedDPoPProof?
         do {
             proof = try await self.proof(of: request, accessToken: token)
-        } catch let failure as DPoPFailure {
-            throw ResourceFailure.proof(failure.error)
+        } catch let error as DPoPError {
+            throw ResourceFailure.proof(error)
         }
         guard let proof else { throw ResourceFailure.proof(DPoPError(.missing, "a DPoP-bound token needs a DPoP proof")) }
         guard proof.thumbprint == thumbprint else { throw ResourceFailure.proof(DPoPError(.keyMismatch, "the proof is not from the token's key")) }

@@ -56,29 +56,24 @@ struct DPoPGate: Sendable {
     /// The verified proof of `request`, its `jti` recorded; nil when the request has no `DPoP` header.
     ///
     /// - Parameter accessToken: the token sent with the proof (`ath` must be its hash); nil at a token endpoint.
-    /// - Throws: ``DPoPFailure`` for a malformed, mismatched, stale, replayed or nonce-less proof, or two `DPoP` headers.
+    /// - Throws: ``DPoPError`` for a malformed, mismatched, stale, replayed or nonce-less proof, or two `DPoP` headers.
     func proof(of request: Request, accessToken: String?) async throws -> VerifiedDPoPProof? {
         let values = request.headers[values: Self.header]
         guard let proof = values.first else { return nil }
-        guard values.count == 1 else { throw DPoPFailure(DPoPError(.malformed, "a request carries at most one DPoP header")) }
+        guard values.count == 1 else { throw DPoPError(.malformed, "a request carries at most one DPoP header") }
         let now = self.now()
-        let verified: VerifiedDPoPProof
-        do throws(DPoPError) {
-            verified = try self.verifier.verify(
-                proof,
-                method: request.method.rawValue,
-                url: self.url(of: request),
-                accessToken: accessToken,
-                nonce: self.requireNonce ? { self.nonces.isAcceptable($0, at: now) } : nil,
-                at: now
-            )
-        } catch {
-            throw DPoPFailure(error)
-        }
+        let verified = try self.verifier.verify(
+            proof,
+            method: request.method.rawValue,
+            url: self.url(of: request),
+            accessToken: accessToken,
+            nonce: self.requireNonce ? { self.nonces.isAcceptable($0, at: now) } : nil,
+            at: now
+        )
         // Kept until the proof would be refused as stale anyway (its iat may be a little ahead of this clock).
         let until = max(verified.issuedAt, now).addingTimeInterval(self.verifier.maximumAge + 1)
         guard try await self.store.recordDPoPProof(thumbprint: verified.thumbprint, jti: verified.jti, expiresAt: until) else {
-            throw DPoPFailure(DPoPError(.replayed, "this proof's jti was used before"))
+            throw DPoPError(.replayed, "this proof's jti was used before")
         }
         return verified
     }
@@ -91,16 +86,6 @@ struct DPoPGate: Sendable {
 
     static let header = HTTPField.Name("DPoP")!
     static let nonceHeaderName = HTTPField.Name("DPoP-Nonce")!
-}
-
-/// A refused DPoP proof on its way to an answer: OAuth's shape at the token endpoint, `WWW-Authenticate: DPoP` at a
-/// resource.
-struct DPoPFailure: Error {
-    var error: DPoPError
-
-    init(_ error: DPoPError) {
-        self.error = error
-    }
 }
 
 extension APIError {

@@ -44,7 +44,7 @@ struct ProofKeyInput: Sendable {
         } catch {
             throw APIError.invalidProofKey("proofKey: \(error.reason)")
         }
-        guard let text, let bytes = Base64.urlDecodeCanonical(text) ?? Base64.decode(text, maxDecodedLength: 1536) else {
+        guard let text, let bytes = Base64.urlDecodeCanonical(text) else {
             throw APIError.invalidProofKey("proofKeySignature (base64url) is required with proofKey")
         }
         return ProofKeyInput(key: parsed, signature: bytes, attestationChain: fields.proofKeyAttestation)

@@ -1,4 +1,3 @@
-import Foundation
 import Hummingbird
 import TouchstoneDPoP
 import TouchstoneStore
@@ -33,10 +32,9 @@ struct SessionAuthenticator: RouterMiddleware {
         let dpop = self.dpop
         return try await self.sessions.authenticate(token: token) { session in
             do {
-                _ = try await dpop.checkPossession(of: token, scheme: scheme, boundTo: session.dpopThumbprint, request: request)
+                _ = try await dpop.checkPossession(of: token, scheme: scheme, boundTo: session.dpopThumbprint, request: request, noun: "session")
             } catch DPoPGate.ResourceFailure.invalidToken(let reason) {
-                throw APIError.dpop(DPoPError(.missing, reason.replacingOccurrences(of: "token", with: "session")), status: .unauthorized,
-                    nonce: dpop.nonceHeader)
+                throw APIError.dpop(DPoPError(.missing, reason), status: .unauthorized, nonce: dpop.nonceHeader)
             } catch DPoPGate.ResourceFailure.proof(let error) {
                 throw APIError.dpop(error, status: .unauthorized, nonce: dpop.nonceHeader)
             }

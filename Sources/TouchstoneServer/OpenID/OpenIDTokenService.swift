@@ -21,7 +21,7 @@ struct OpenIDTokenService: Sendable {
     ///   token is bound to it, and so are a public client's refresh tokens (RFC 9449 §5).
     /// - Throws: `invalid_grant` for an unknown, expired or used code, another client's, another `redirect_uri`, a
     ///   wrong verifier, or a session that ended. A second use of a code revokes everything issued from it.
-    ///   ``DPoPFailure`` when the code was bound to a key (`dpop_jkt`) the proof is not from.
+    ///   `DPoPError` when the code was bound to a key (`dpop_jkt`) the proof is not from.
     func exchange(code: String, redirectURI: String, verifier: String, client: OAuthClientRecord, dpopThumbprint: String?) async throws
         -> Issued
     {
@@ -59,8 +59,9 @@ struct OpenIDTokenService: Sendable {
             throw OAuthFailure(.invalidGrant("code_verifier does not match the code_challenge"))
         }
         if let bound = record.dpopThumbprint, bound != dpopThumbprint {
-            throw DPoPFailure(DPoPError(dpopThumbprint == nil ? .missing : .keyMismatch,
-                dpopThumbprint == nil ? "the code is bound to a DPoP key (dpop_jkt): send a proof from it" : "the proof's key is not the one dpop_jkt named"))
+            throw dpopThumbprint == nil
+                ? DPoPError(.missing, "the code is bound to a DPoP key (dpop_jkt): send a proof from it")
+                : DPoPError(.keyMismatch, "the proof's key is not the one dpop_jkt named")
         }
         guard let (session, user) = try await self.provider.liveSession(id: record.sessionId), user.id == record.userId else {
             throw OAuthFailure(.invalidGrant("the sign-in behind the code has ended"))

@@ -47,7 +47,7 @@ struct TokenEndpointController {
         // The proof is checked before the grant is touched: a refused proof or a nonce challenge uses up no code.
         let proof = try await self.dpop.proof(of: request, accessToken: nil)
         if proof == nil && client.record.dpopBoundAccessTokens {
-            throw DPoPFailure(DPoPError(.missing, "this client gets tokens only with a DPoP proof"))
+            throw DPoPError(.missing, "this client gets tokens only with a DPoP proof")
         }
         let thumbprint = proof?.thumbprint
         let issued: OpenIDTokenService.Issued
@@ -192,10 +192,9 @@ struct TokenEndpointController {
             return try await body(request, context)
         } catch let failure as OAuthFailure {
             return Self.error(failure)
-        } catch let failure as DPoPFailure {
+        } catch let refused as DPoPError {
             // RFC 9449 §5: `invalid_dpop_proof`, or `use_dpop_nonce` with the nonce to use (400 both).
-            let error: OpenIDError = failure.error.oauthError == "use_dpop_nonce"
-                ? .useDPoPNonce(failure.error.reason) : .invalidDPoPProof(failure.error.reason)
+            let error: OpenIDError = refused.oauthError == "use_dpop_nonce" ? .useDPoPNonce(refused.reason) : .invalidDPoPProof(refused.reason)
             var response = Self.error(OAuthFailure(error))
             if let nonce = self.dpop.nonceHeader { response.headers[DPoPGate.nonceHeaderName] = nonce }
             return response

@@ -40,8 +40,8 @@ struct TokenController {
         if thumbprint == nil {
             do {
                 thumbprint = try await self.dpop.proof(of: request, accessToken: nil)?.thumbprint
-            } catch let failure as DPoPFailure {
-                throw APIError.dpop(failure.error, status: .badRequest, nonce: self.dpop.nonceHeader)
+            } catch let error as DPoPError {
+                throw APIError.dpop(error, status: .badRequest, nonce: self.dpop.nonceHeader)
             }
         }
         let (token, expiresIn) = try await self.tokens.issueAccessToken(for: identity, dpopThumbprint: thumbprint)

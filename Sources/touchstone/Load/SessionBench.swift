@@ -132,7 +132,7 @@ struct SessionBench: AsyncParsableCommand {
         }
         let cpu = sampler.cpuSeconds()
         let report = OpenIDBench.Report(
-            mode: dpop ? .dpopSession : .bearerSession,
+            mode: dpop ? "dpop-session" : "bearer-session",
             browsers: self.phones,
             durationSeconds: self.duration,
             completed: results.completed,

@@ -30,9 +30,7 @@ class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteA
 
     override suspend fun createKey(tag: String, policy: KeyAccessPolicy, attestationChallenge: ByteArray?): CreatedKey {
         if (keys.containsKey(tag)) throw TouchstoneException.Internal("a key named $tag exists")
-        val generator = KeyPairGenerator.getInstance("EC")
-        generator.initialize(ECGenParameterSpec("secp256r1"))
-        val pair = generator.generateKeyPair()
+        val pair = newPair()
         keys[tag] = pair
         val chain = if (attestationChallenge != null) attest?.invoke(pair.public, attestationChallenge) else null
         return CreatedKey(pair.public.encoded, chain)
@@ -59,9 +57,7 @@ class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteA
 
     override suspend fun createProofKey(tag: String, attestationChallenge: ByteArray?): CreatedProofKey {
         if (proofKeys.containsKey(tag)) throw TouchstoneException.Internal("a proof key named $tag exists")
-        val generator = KeyPairGenerator.getInstance("EC")
-        generator.initialize(ECGenParameterSpec("secp256r1"))
-        val pair = generator.generateKeyPair()
+        val pair = newPair()
         proofKeys[tag] = pair
         val chain = if (attestationChallenge != null) attest?.invoke(pair.public, attestationChallenge) else null
         return CreatedProofKey(ProofKeyPublicKey.of(pair.public as java.security.interfaces.ECPublicKey), chain)
@@ -94,6 +90,9 @@ class SoftwareKeyStore(private val attest: ((PublicKey, ByteArray) -> List<ByteA
     fun lose(tag: String) {
         keys.remove(tag)
     }
+
+    /** A new P-256 key pair (`secp256r1`), as the Keystore makes. */
+    private fun newPair(): KeyPair = KeyPairGenerator.getInstance("EC").apply { initialize(ECGenParameterSpec("secp256r1")) }.generateKeyPair()
 
     private fun keyMissing() =
         TouchstoneException.Enrollment(TouchstoneErrorCode.NOT_ENABLED, "the device key does not exist", reason = NotEnabledReason.KEY_LOST)
