@@ -165,7 +165,7 @@ public func buildApplication(
     )
     if let address = configuration.metricsAddress {
         // Metrics on a listener of their own (a port the load balancer does not route), started with the server.
-        let metricsRouter = Router()
+        let metricsRouter = Router(options: .autoGenerateHeadEndpoints)
         MetricsController(metrics: metrics, store: store, now: dependencies.now).addRoutes(to: metricsRouter)
         app.addServices(
             Application(
@@ -244,7 +244,7 @@ func makeFeatures(
 /// feature's routes.
 func buildRouter(core: ServerCore, features: [any Feature]) -> Router<TouchstoneRequestContext> {
     let configuration = core.configuration
-    let router = Router(context: TouchstoneRequestContext.self)
+    let router = Router(context: TouchstoneRequestContext.self, options: .autoGenerateHeadEndpoints)
     if configuration.tracing.enabled {
         router.add(middleware: TracingMiddleware())
     }
@@ -261,6 +261,7 @@ func buildRouter(core: ServerCore, features: [any Feature]) -> Router<Touchstone
         }
     }
     let allowedMethods = AllowedMethods()
+    router.add(middleware: HeadMiddleware())
     router.add(middleware: ErrorMiddleware(allowed: allowedMethods))
     router.add(middleware: RequestLimitsMiddleware(limit: configuration.maxRequestBodySize))
     router.add(middleware: ClientInfoMiddleware(trustedProxies: configuration.rateLimits.trustedProxies))

@@ -64,9 +64,9 @@ struct SystemTests {
     @Test func aWrongMethodOnAKnownPathIs405WithAllow() async throws {
         try await TestServer.run { client in
             for (method, path, allow) in [
-                (HTTPRequest.Method("TRACE")!, "/health", "GET"), (.put, "/v1/users", "POST"), (.get, "/v1/sessions", "POST"),
-                (.put, "/v1/passkeys/some-id", "DELETE, PATCH"), (.post, "/v1/session", "DELETE, GET"),
-                (.delete, "/v1/confirmations/abc/approve", "POST"), (.patch, "/openapi.json/", "GET"),
+                (HTTPRequest.Method("TRACE")!, "/health", "GET, HEAD"), (.put, "/v1/users", "POST"), (.get, "/v1/sessions", "POST"),
+                (.put, "/v1/passkeys/some-id", "DELETE, PATCH"), (.post, "/v1/session", "DELETE, GET, HEAD"),
+                (.delete, "/v1/confirmations/abc/approve", "POST"), (.patch, "/openapi.json/", "GET, HEAD"),
                 // A literal segment wins over a parameter, as in the router: not "DELETE" of .../registrations/{id}.
                 (.options, "/v1/biometrics/registrations/finish", "POST"), (.get, "/v1/biometrics/registrations/some-id", "DELETE"),
             ] {

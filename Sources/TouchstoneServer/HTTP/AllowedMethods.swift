@@ -22,6 +22,8 @@ final class AllowedMethods: Sendable {
             let path = route.path.description
             let segments = path.split(separator: "/").map { $0.hasPrefix(":") || $0.hasPrefix("{") ? nil : $0 }
             byPath[path, default: Template(segments: segments, methods: [])].methods.insert(route.method)
+            // The router answers HEAD wherever it answers GET (autoGenerateHeadEndpoints), without listing it.
+            if route.method == .get { byPath[path]?.methods.insert(.head) }
         }
         self.templates.withLockedValue { $0 = Array(byPath.values) }
     }
