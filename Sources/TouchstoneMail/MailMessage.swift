@@ -10,11 +10,13 @@ public struct MailAddress: Sendable, Hashable {
     /// A name shown beside the address (`Touchstone <no-reply@example.com>`); encoded as RFC 2047 words when not ASCII.
     public var displayName: String?
 
-    /// - Throws: ``MailError/invalidAddress`` when `address` has no `@`, is longer than 254 bytes, or holds a control
-    ///   character, white space or an angle bracket; ``MailError/invalidHeader`` for a control character in the name.
+    /// - Throws: ``MailError/invalidAddress`` when `address` has no `@`, is longer than 254 characters (code points, as
+    ///   the server's address rule counts them) or than 986 bytes (an SMTP command line, RFC 5321 §4.5.3.1.4, with
+    ///   `RCPT TO:<>`), or holds a control character, white space or an angle bracket; ``MailError/invalidHeader`` for a control character in the name.
     public init(_ address: String, displayName: String? = nil) throws(MailError) {
         let parts = address.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count >= 2, !parts[0].isEmpty, !parts[parts.count - 1].isEmpty, address.utf8.count <= 254,
+        guard parts.count >= 2, !parts[0].isEmpty, !parts[parts.count - 1].isEmpty,
+            address.unicodeScalars.count <= 254, address.utf8.count <= 986,
             !address.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace || $0 == "<" || $0 == ">" })
         else {
             throw .invalidAddress

@@ -140,7 +140,7 @@ struct HostileInputTests {
                 json: ["email": String(repeating: "a", count: 60_000), "password": "x"]
             )
             #expect(response.errorCode == "invalid_request")
-            #expect(Self.message(response) == "field 'email' is longer than 254 bytes")
+            #expect(Self.message(response) == "field 'email' is longer than 254 characters")
         }
     }
 

@@ -77,7 +77,7 @@ struct ConfirmationController {
                 }
                 switch members["userId"] {
                 case nil: self.userId = nil
-                case .string(let id)? where !id.isEmpty && id.utf8.count <= 64:
+                case .string(let id)? where !id.isEmpty && id.unicodeScalars.count <= 64:
                     do throws(FieldError) {
                         try InputRules.noControlCharacters(id, field: "userId")
                     } catch {

@@ -138,17 +138,20 @@ extension KeyedDecodingContainer {
         DecodingError.dataCorrupted(.init(codingPath: [key], debugDescription: "", underlyingError: FieldError(message: message)))
     }
 
-    /// An email address (``InputRules/email(_:field:)``), normalised.
+    /// An email address (``InputRules/email(_:field:)``), normalised. The rule counts its 254 characters as code
+    /// points (as the document's `maxLength` does), first, so the byte bound here is only the body's.
     func decodeEmail(_ key: Key) throws -> String {
-        try self.decodeString(key, maxLength: 254) { (text) throws(FieldError) in try InputRules.email(text, field: key.stringValue) }
+        try self.decodeString(key, maxLength: Self.emailBytesBound) { (text) throws(FieldError) in try InputRules.email(text, field: key.stringValue) }
     }
 
     /// ``decodeEmail(_:)`` for an optional field.
     func decodeEmailIfPresent(_ key: Key) throws -> String? {
-        try self.decodeStringIfPresent(key, maxLength: 254) { (text) throws(FieldError) in
+        try self.decodeStringIfPresent(key, maxLength: Self.emailBytesBound) { (text) throws(FieldError) in
             try InputRules.email(text, field: key.stringValue)
         }
     }
+
+    static var emailBytesBound: Int { 64 * 1024 }
 
     /// A password (``InputRules/password(_:field:)``); `isNew` adds the minimum length of a password being set.
     func decodePassword(_ key: Key, isNew: Bool) throws -> InputRules.Password {
