@@ -24,7 +24,7 @@ enum ConfirmationCaller: Sendable {
 /// Transaction confirmations: made for a user, shown and signed on the device, approved once with the device key or a
 /// passkey (or declined), with a receipt signed by the server's token keys and evidence kept for later.
 struct ConfirmationService: Sendable {
-    let store: any ConfirmationStore & RegistrationStore & PasskeyStore & AuditStore
+    let store: any TouchstoneStore
     let secrets: Secrets
     let now: @Sendable () -> Date
     let ring: SigningKeyRing
@@ -210,31 +210,46 @@ struct ConfirmationService: Sendable {
             authenticatorData: Base64.urlEncode(decoded.authenticatorData),
             clientDataJSON: Base64.urlEncode(decoded.clientDataJSON)
         )
-        let result = try await self.approve(confirmation, approval: approval)
-        try await self.store.recordPasskeyUse(
-            id: passkey.id,
-            signCount: Int64(verified.newSignCount),
-            backupEligible: verified.backupEligible,
-            backedUp: verified.backupState,
-            cloneWarning: verified.cloneWarning,
-            at: self.now()
-        )
+        // One transaction (issue #44 item 2), as a device key's approval is: the approval, the passkey's use (counter,
+        // backup flags, last use) and a backup-eligibility change's event commit together or not at all.
+        var events: [AuditEventRecord] = []
         if verified.backupEligibilityChanged {
-            // As at sign-in: the new flag is stored (above) and the change recorded, never refused.
+            // As at sign-in: the new flag is stored and the change recorded, never refused.
             let reason = verified.backupEligible ? "now_backup_eligible" : "no_longer_backup_eligible"
-            try await self.audit.record(.passkeyBackupEligibilityChanged, .info, userId: passkey.userId, passkeyId: passkey.id, reason: reason)
+            events.append(self.audit.event(.passkeyBackupEligibilityChanged, .info, userId: passkey.userId, passkeyId: passkey.id, reason: reason))
         }
-        return result
+        let now = self.now()
+        return try await self.approve(confirmation, approval: approval, events: events, at: now) { tx in
+            try await tx.recordPasskeyUse(
+                id: passkey.id,
+                signCount: Int64(verified.newSignCount),
+                backupEligible: verified.backupEligible,
+                backedUp: verified.backupState,
+                cloneWarning: verified.cloneWarning,
+                at: now
+            )
+        }
     }
 
-    /// Stores the approval (exactly one of concurrent approvals wins) and signs the receipt.
-    private func approve(_ confirmation: ConfirmationRecord, approval: ConfirmationRecord.Approval) async throws -> (ConfirmationRecord, String) {
-        let now = self.now()
+    /// Stores the approval (exactly one of concurrent approvals wins) and signs the receipt. `events` and `alongside`
+    /// (the credential's own record of its use) go into the approval's transaction, and happen only when it wins.
+    private func approve(
+        _ confirmation: ConfirmationRecord,
+        approval: ConfirmationRecord.Approval,
+        events extra: [AuditEventRecord] = [],
+        at now: Date? = nil,
+        alongside: (@Sendable (any TouchstoneStore) async throws -> Void)? = nil
+    ) async throws -> (ConfirmationRecord, String) {
+        let now = now ?? self.now()
         let event = self.event(.confirmationApproved, confirmation, reason: approval.method, registrationId: approval.registrationId, passkeyId: approval.passkeyId)
-        guard try await self.store.decideConfirmation(id: confirmation.id, approval: approval, events: [event], at: now) else {
-            throw try await self.whyNotPending(confirmation.id)
+        let events = [event] + extra
+        let decided = try await self.store.unitOfWork { tx in
+            guard try await tx.decideConfirmation(id: confirmation.id, approval: approval, events: events, at: now) else { return false }
+            try await alongside?(tx)
+            return true
         }
-        self.audit.committed([event])
+        guard decided else { throw try await self.whyNotPending(confirmation.id) }
+        self.audit.committed(events)
         let claims = ConfirmationReceiptClaims(
             issuer: self.issuer,
             subject: confirmation.userId,
