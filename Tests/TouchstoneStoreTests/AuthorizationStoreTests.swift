@@ -46,6 +46,43 @@ struct AuthorizationStoreTests {
         }
     }
 
+    /// A registration that ends (revoked, invalidated, replaced) takes the sessions bound to its proof key with it as
+    /// revocations, so their clients are owed back-channel logouts (issue #44 item 3); a session of a registration
+    /// without a proof key, or opened by a password, stays.
+    @Test(arguments: TestDatabase.available)
+    func anEndedRegistrationRevokesItsBoundSessionsAndOwesTheirLogouts(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let store = try await fixture.open()
+            try await store.insertUser(StoreTests.user("u1"))
+            try await store.insertClient(OAuthClientStoreTests.client("c1"))
+            var bound = StoreTests.registration("r1", user: "u1", device: "d1")
+            bound.proofKeyThumbprint = "jkt-1"
+            try await store.insertRegistration(bound)
+            try await store.insertRegistration(StoreTests.registration("r2", user: "u1", device: "d2"))
+            _ = try await store.activateRegistration(id: "r1", replacing: .sameDevice, at: Self.t0)
+            _ = try await store.activateRegistration(id: "r2", replacing: .sameDevice, at: Self.t0)
+            for (token, id, registration) in [("t-bound", "sid-bound", "r1"), ("t-unbound", "sid-unbound", "r2")] {
+                var session = StoreTests.session(token, user: "u1", registration: registration)
+                session.id = id
+                try await store.insertSession(session)
+                try await store.insertTokenFamily(Self.family("f-\(id)", session: id))
+            }
+            var password = StoreTests.session("t-password", user: "u1")
+            password.id = "sid-password"
+            try await store.insertSession(password)
+
+            let at = Self.t0.addingTimeInterval(30)
+            #expect(try await store.updateRegistrationStatus(id: "r1", from: [.active, .locked], to: .revoked, at: at))
+            #expect(try await store.updateRegistrationStatus(id: "r2", from: [.active, .locked], to: .revoked, at: at))
+            #expect(try await store.session(tokenHash: "t-bound")?.revokedAt == at)
+            #expect(try await store.session(tokenHash: "t-unbound")?.revokedAt == nil)
+            #expect(try await store.session(tokenHash: "t-password")?.revokedAt == nil)
+            let due = try await store.dueLogoutNotices(now: at, limit: 10)
+            #expect(due.map(\.sessionId) == ["sid-bound"])
+            try await store.shutdown()
+        }
+    }
+
     /// The user's list of sessions names the clients holding live tokens from each (issue #42).
     @Test(arguments: TestDatabase.available)
     func theClientsOfASessionAreTheOnesWithLiveTokens(database: TestDatabase) async throws {

@@ -123,7 +123,9 @@ extension SQLTouchstoneStore {
                     WHERE id = \(bind: id)
                     """
                 ).run()
-                return try replaced.map { try $0.decode(column: "id", as: String.self) }
+                let replacedIds = try replaced.map { try $0.decode(column: "id", as: String.self) }
+                try await Self.endBoundSessions(registrationIds: replacedIds, at: at, in: db)
+                return replacedIds
             }
         } catch where self.executor.isUniqueViolation(error) {
             throw StoreError.conflict("device is enrolled for another user")
@@ -137,14 +139,34 @@ extension SQLTouchstoneStore {
         at: Date
     ) async throws -> Bool {
         let allowed = SQLList(from.sorted { $0.rawValue < $1.rawValue }.map { SQLBind($0.rawValue) })
-        return try await self.executor.withDatabase { db in
-            try await db.raw(
+        return try await self.executor.withTransaction { db in
+            let changed = try await db.raw(
                 """
                 UPDATE registrations SET status = \(bind: to.rawValue), status_changed_at = \(bind: at.millis)
                 WHERE id = \(bind: id) AND status IN (\(allowed)) RETURNING id
                 """
             ).first() != nil
+            if changed, ![.active, .locked].contains(to) { try await Self.endBoundSessions(registrationIds: [id], at: at, in: db) }
+            return changed
         }
+    }
+
+    /// Ends the sessions bound to these registrations' proof keys (issue #43: the phone's own device-key and PIN
+    /// sign-ins, once the registration has a proof key) when the registrations end, and with them their OpenID
+    /// token families, announcing each to its clients by back-channel logout (issue #44 item 3). Reading such a
+    /// session already finds it ended with its registration; this makes the end a revocation that is announced.
+    static func endBoundSessions(registrationIds: [String], at: Date, in db: any SQLDatabase) async throws {
+        guard !registrationIds.isEmpty else { return }
+        let ended = try await db.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: at.millis)
+            WHERE registration_id IN (\(binds: registrationIds)) AND revoked_at IS NULL
+                AND (',' || methods || ',' LIKE '%,biometric,%' OR ',' || methods || ',' LIKE '%,pin,%')
+                AND EXISTS (SELECT 1 FROM registrations r WHERE r.id = sessions.registration_id AND r.proof_jkt IS NOT NULL)
+            RETURNING id
+            """
+        ).all()
+        try await Self.endTokenFamilies(sessionIds: try ended.compactMap { try $0.decode(column: "id", as: String?.self) }, at: at, in: db)
     }
 
     public func recordFailedSignature(registrationId: String, threshold: Int64, at: Date) async throws -> Bool {
