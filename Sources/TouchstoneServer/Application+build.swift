@@ -180,6 +180,7 @@ public func buildApplication(
     // the store, and the store itself last, so nothing is left waiting on a closed database client.
     app.addServices(StoreService(store: store))
     for feature in features { app.addServices(feature.services) }
+    app.addServices(DeferredWorkService(work: core.deferred))
     return app
 }
 

@@ -7,7 +7,7 @@ public import Foundation
 /// at most once per challenge, however many callers race, and ``activateRegistration(id:replacing:at:)`` is atomic.
 public protocol TouchstoneStore: UserStore, SessionStore, RegistrationStore, ChallengeLedger, PasskeyStore, AppAttestKeyStore,
     AuditStore, AbuseStore, SigningKeyStore, ConfirmationStore, AdminKeyStore, SettingStore, MetadataStore, OAuthClientStore,
-    AuthorizationStore, WebhookStore, MailQueueStore, RecoveryStore, PhoneApprovalStore, SignUpStore, DPoPStore
+    AuthorizationStore, WebhookStore, MailQueueStore, RecoveryStore, PhoneApprovalStore, SignUpStore, DPoPStore, DeferredWorkStore
 {
     /// Brings the schema up to date. Safe to call on every start.
     func migrate() async throws

@@ -2,6 +2,8 @@ public import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
+import UnixSignals
 import TouchstoneCrypto
 public import TouchstoneServer
 import TouchstoneStore
@@ -79,7 +81,12 @@ struct Serve: AsyncParsableCommand {
             dependencies.services.append(exporter)
         }
         let app = try await buildApplication(configuration: configuration, dependencies: dependencies)
-        try await app.runService()
+        // SIGTERM (or SIGINT): requests and background work in flight finish within the grace period, then whatever
+        // is left is cancelled; work promised to clients is recorded, so what is cut short is done after a restart.
+        var group = ServiceGroupConfiguration(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
+        group.maximumGracefulShutdownDuration = configuration.shutdownGrace
+        group.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: group).run()
     }
 }
 

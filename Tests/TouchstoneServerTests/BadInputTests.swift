@@ -299,6 +299,10 @@ struct FailingStore: TouchstoneStore {
     func lockUser(id: String) async throws -> Bool { throw self.error }
     func insertPendingSignUp(_ signUp: PendingSignUpRecord) async throws { throw self.error }
     func recordDPoPProof(thumbprint: String, jti: String, expiresAt: Date) async throws -> Bool { throw self.error }
+    func insertDeferredWork(_ work: DeferredWorkRecord) async throws { throw self.error }
+    func claimDeferredWork(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [DeferredWorkRecord] { throw self.error }
+    func finishDeferredWork(id: String, token: String) async throws -> Bool { throw self.error }
+    func deferredWorkBacklog() async throws -> (count: Int, oldest: Date?) { throw self.error }
     func consumePendingSignUp(id: String, kind: PendingSignUpRecord.Kind) async throws -> PendingSignUpRecord? { throw self.error }
     func credentials(userId: String) async throws -> CredentialSummary { throw self.error }
     func insertSetting(name: String, value: String, at: Date) async throws -> Bool { throw self.error }

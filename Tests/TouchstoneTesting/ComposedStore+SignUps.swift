@@ -17,3 +17,20 @@ extension ComposedStore {
         try await self.dpop.recordDPoPProof(thumbprint: thumbprint, jti: jti, expiresAt: expiresAt)
     }
 }
+
+// MARK: DeferredWorkStore
+
+extension ComposedStore {
+    public func insertDeferredWork(_ work: DeferredWorkRecord) async throws {
+        try await self.deferredWork.insertDeferredWork(work)
+    }
+    public func claimDeferredWork(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [DeferredWorkRecord] {
+        try await self.deferredWork.claimDeferredWork(now: now, leaseUntil: leaseUntil, token: token, limit: limit)
+    }
+    public func finishDeferredWork(id: String, token: String) async throws -> Bool {
+        try await self.deferredWork.finishDeferredWork(id: id, token: token)
+    }
+    public func deferredWorkBacklog() async throws -> (count: Int, oldest: Date?) {
+        try await self.deferredWork.deferredWorkBacklog()
+    }
+}

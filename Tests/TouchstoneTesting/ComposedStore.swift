@@ -31,6 +31,7 @@ public struct ComposedStore: TouchstoneStore {
     public var phoneApproval: any PhoneApprovalStore
     public var signUps: any SignUpStore
     public var dpop: any DPoPStore
+    public var deferredWork: any DeferredWorkStore
 
     /// Every aggregate the base store's.
     public init(_ base: any TouchstoneStore) {
@@ -56,6 +57,7 @@ public struct ComposedStore: TouchstoneStore {
         self.phoneApproval = base
         self.signUps = base
         self.dpop = base
+        self.deferredWork = base
     }
 
     public func migrate() async throws { try await self.base.migrate() }

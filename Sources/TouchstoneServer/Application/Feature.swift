@@ -41,6 +41,8 @@ struct ServerCore: Sendable {
     let mailer: Mailer
     /// DPoP proofs (RFC 9449) for the token endpoints and the routes that take bound tokens.
     let dpop: DPoPGate
+    /// Work a route promises before it answers, done from its record (issue #44 item 1).
+    let deferred: DeferredWork
 
     var now: @Sendable () -> Date { self.dependencies.now }
     var secrets: Secrets { self.audit.secrets }
@@ -84,5 +86,6 @@ struct ServerCore: Sendable {
             now: dependencies.now
         )
         self.authenticator = SessionAuthenticator(sessions: self.sessions, dpop: self.dpop)
+        self.deferred = DeferredWork(store: store, logger: logger, now: dependencies.now, randomBytes: dependencies.randomBytes)
     }
 }

@@ -80,6 +80,10 @@ public struct TouchstoneConfiguration: Sendable {
     /// Privileged operations need a strong proof (password, passkey with user verification, device key) this recent
     /// (`TOUCHSTONE_REAUTH_SECONDS`).
     public var reauthenticationWindow: Duration = .seconds(10 * 60)
+    /// How long SIGTERM waits for requests and background work in flight (a mail being handed to SMTP, a push, a
+    /// webhook) before they are cancelled (`TOUCHSTONE_SHUTDOWN_GRACE_SECONDS`, 1–300, default 10). Work cut short is
+    /// done after the restart, from its record.
+    public var shutdownGrace: Duration = .seconds(10)
     /// bcrypt cost factor for password hashes (4...31).
     public var bcryptCost: UInt8 = 12
     /// Largest request body accepted.
@@ -136,7 +140,7 @@ public struct TouchstoneConfiguration: Sendable {
 
     /// Reads `TOUCHSTONE_HOST`, `TOUCHSTONE_PORT`, `TOUCHSTONE_DATABASE_URL`, `TOUCHSTONE_BIOMETRICS_ENABLED`,
     /// `TOUCHSTONE_DEVICE_POLICY`, `TOUCHSTONE_ALGORITHMS` (comma-separated), `TOUCHSTONE_CHALLENGE_TTL_SECONDS`,
-    /// `TOUCHSTONE_REAUTH_SECONDS`,
+    /// `TOUCHSTONE_REAUTH_SECONDS`, `TOUCHSTONE_SHUTDOWN_GRACE_SECONDS`,
     /// `TOUCHSTONE_SESSION_LIFETIME_MINUTES`, `TOUCHSTONE_SESSION_IDLE_MINUTES`, `TOUCHSTONE_BCRYPT_COST`,
     /// `TOUCHSTONE_LOG_LEVEL`, `TOUCHSTONE_SQLITE_COMMIT_BATCH` and `TOUCHSTONE_KEY_CACHE_SIZE` over the defaults.
     ///
@@ -170,6 +174,10 @@ public struct TouchstoneConfiguration: Sendable {
         if let ttl = environment["TOUCHSTONE_CHALLENGE_TTL_SECONDS"] {
             guard let value = Int(ttl), value > 0 else { throw ConfigurationError("TOUCHSTONE_CHALLENGE_TTL_SECONDS", ttl) }
             self.challengeTTL = .seconds(value)
+        }
+        if let seconds = environment["TOUCHSTONE_SHUTDOWN_GRACE_SECONDS"] {
+            guard let value = Int(seconds), (1...300).contains(value) else { throw ConfigurationError("TOUCHSTONE_SHUTDOWN_GRACE_SECONDS", seconds) }
+            self.shutdownGrace = .seconds(value)
         }
         if let seconds = environment["TOUCHSTONE_REAUTH_SECONDS"] {
             // At least a minute (a user must have time to act after proving who they are), at most a day.

@@ -125,20 +125,24 @@ final class MailDispatcher: Sendable {
 }
 
 /// Runs the dispatcher while the server runs: after every wake (a commit that queued mail) and at least every
-/// 2 seconds (mail due for a retry, or queued by another instance).
+/// 2 seconds (mail due for a retry, or queued by another instance). On SIGTERM the mails in hand are finished (within
+/// `TOUCHSTONE_SHUTDOWN_GRACE_SECONDS`, after which the service group cancels them: their leases run out and they are
+/// sent after the restart).
 struct MailDispatchService: Service {
     let dispatcher: MailDispatcher
     let signal: MailSignal
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await self.dispatcher.sendDue()
-                } catch {
-                    self.dispatcher.logger.warning("mail: the queue could not be read: \(error)")
-                }
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await self.dispatcher.sendDue()
+            } catch {
+                self.dispatcher.logger.warning("mail: the queue could not be read: \(error)")
+            }
+            await withGracefulShutdownHandler {
                 await self.signal.wait(upTo: .seconds(2))
+            } onGracefulShutdown: {
+                self.signal.wake()
             }
         }
     }

@@ -27,8 +27,11 @@ struct PhoneApprovalFeature: Feature {
             issuer: configuration.tokens.resolvedIssuer(port: configuration.port),
             signal: SignInRequestSignal(),
             push: push,
+            deferred: core.deferred,
             logger: core.logger
         )
+        let service = self.service
+        core.deferred.register(PhoneApprovalService.pushWork) { lease in try await service.deliverPush(lease) }
     }
 
     func addRoutes(to router: Router<TouchstoneRequestContext>) {

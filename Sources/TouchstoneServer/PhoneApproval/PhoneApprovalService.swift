@@ -25,7 +25,11 @@ struct PhoneApprovalService: Sendable {
     let signal: SignInRequestSignal
     /// Tells the account's phones (Apple push), after the request is stored; nil: no push configured.
     let push: (any PushNotifier)?
+    /// Where the push is recorded with the request, and done from (issue #44 item 1).
+    let deferred: DeferredWork
     let logger: Logger
+
+    static let pushWork = "sign_in_push"
 
     // MARK: Creating
 
@@ -121,21 +125,33 @@ struct PhoneApprovalService: Sendable {
                 )
             )
         }
-        guard try await self.store.insertSignInRequest(record, maximumPending: self.settings.maximumPendingPerAddress, events: events, at: record.createdAt)
-        else {
-            throw APIError.tooManyPendingRequests
-        }
-        self.audit.committed(events)
-        if let push = self.push, let userId = record.userId {
-            let logger = self.logger
-            Task {
-                do {
-                    try await push.announce(record, userId: userId)
-                } catch {
-                    logger.warning("push: the sign-in request \(record.id) was not pushed: \(error)")
-                }
+        let maximumPending = self.settings.maximumPendingPerAddress
+        let created = events
+        let inserted: Bool
+        if self.push != nil && record.userId != nil {
+            // The push is promised with the 201: recorded in the request's transaction, sent from the record.
+            inserted = try await self.store.unitOfWork { tx in
+                guard try await tx.insertSignInRequest(record, maximumPending: maximumPending, events: created, at: record.createdAt) else { return false }
+                try await self.deferred.record(Self.pushWork, subject: record.id, in: tx)
+                return true
             }
+            if inserted { self.deferred.committed() }
+        } else {
+            inserted = try await self.store.insertSignInRequest(record, maximumPending: maximumPending, events: events, at: record.createdAt)
         }
+        guard inserted else { throw APIError.tooManyPendingRequests }
+        self.audit.committed(events)
+    }
+
+    /// Sends a recorded push: to the phones of a request still pending, then the record goes. A request decided or
+    /// expired meanwhile needs no push. A failure (Apple unreachable) leaves the record to be tried again.
+    func deliverPush(_ lease: DeferredLease) async throws {
+        if let push = self.push, let request = try await self.store.signInRequest(id: lease.work.subject), let userId = request.userId,
+            request.status == .pending, request.expiresAt > self.now()
+        {
+            try await push.announce(request, userId: userId)
+        }
+        try await self.store.unitOfWork { tx in try await lease.finish(in: tx) }
     }
 
     // MARK: The phone

@@ -7,8 +7,12 @@ struct RecoveryFeature: Feature {
     let passkeys: PasskeyService
 
     init(core: ServerCore, passkeys: PasskeyService) {
-        self.service = RecoveryService(core: core)
+        let service = RecoveryService(core: core)
+        self.service = service
         self.passkeys = passkeys
+        for kind in [RecoveryService.passwordResetWork, RecoveryService.signInCodeWork] {
+            core.deferred.register(kind) { lease in try await service.fulfil(lease) }
+        }
     }
 
     func addRoutes(to router: Router<TouchstoneRequestContext>) {

@@ -7,12 +7,12 @@ import TouchstoneWebhooks
 ///
 /// Every mail is queued in the unit of work of the change that causes it (the new challenge), and counted against the
 /// address's mail limit. The two routes anyone may call with any address (`/v1/password-resets`, `/v1/email-codes`)
-/// check their limits, answer 202, and do the address's work in the background: the answer is the same, in content
-/// and in time, whether an account exists or not.
+/// check their limits, record the request (``DeferredWork``) and answer 202; the address's work is done from the
+/// record afterwards: the answer is the same, in content and in time, whether an account exists or not, and a crash
+/// after the answer loses nothing.
 struct RecoveryService: Sendable {
     let core: ServerCore
     let challenges: EmailChallenges
-    let background: BackgroundWork
     let recoveryCodes: RecoveryCodes
 
     init(core: ServerCore) {
@@ -24,7 +24,6 @@ struct RecoveryService: Sendable {
             now: core.now,
             maximumAttempts: core.configuration.recovery.maximumCodeAttempts
         )
-        self.background = BackgroundWork(logger: core.logger)
         self.recoveryCodes = RecoveryCodes(keyEncryptionKey: core.mailer.keyEncryptionKey, randomBytes: core.dependencies.randomBytes)
     }
 
@@ -98,14 +97,11 @@ struct RecoveryService: Sendable {
 
     // MARK: Password reset
 
-    /// `POST /v1/password-resets`: counts the mail against the address's limit and answers; the rest happens after.
+    /// `POST /v1/password-resets`: counts the mail against the address's limit, records the request and answers; the
+    /// rest (``fulfil(_:)``) happens after, from the record.
     func requestPasswordReset(email: String) async throws {
         try await self.core.limiter.checkMail(to: email, limit: self.core.configuration.mail.perAddress)
-        self.background.run("a password reset") {
-            try await self.mailChallenge(
-                to: email, purpose: .passwordReset, kind: .passwordReset, ttl: self.settings.passwordResetTTL,
-                link: "reset-password", event: .passwordResetRequested)
-        }
+        try await self.promise(Self.passwordResetWork, to: email)
     }
 
     /// What a reset did.
@@ -177,10 +173,7 @@ struct RecoveryService: Sendable {
     func requestEmailCode(email: String) async throws {
         guard self.settings.emailCodes else { throw APIError.emailCodesDisabled }
         try await self.core.limiter.checkMail(to: email, limit: self.core.configuration.mail.perAddress)
-        self.background.run("a sign-in code") {
-            try await self.mailChallenge(
-                to: email, purpose: .signInCode, kind: .signInCode, ttl: self.settings.emailCodeTTL, link: nil, event: .emailCodeRequested)
-        }
+        try await self.promise(Self.signInCodeWork, to: email)
     }
 
     /// `POST /v1/email-codes/verify`: a session with `methods: ["email_code"]` (never enough for privileged operations).
@@ -316,21 +309,40 @@ struct RecoveryService: Sendable {
 
     /// For an address with an account: a new challenge of `purpose`, its mail (with a link to the web page's `link`
     /// fragment, if any) and `event`, in one unit of work. Nothing for an address without an account.
-    private func mailChallenge(
-        to email: String,
-        purpose: EmailChallengePurpose,
-        kind: MailKind,
-        ttl: TimeInterval,
-        link: String?,
-        event type: AuditEventType
-    ) async throws {
-        guard let user = try await self.store.user(email: email) else { return }
+    // MARK: Work after the answer (issue #44 item 1)
+
+    static let passwordResetWork = "password_reset"
+    static let signInCodeWork = "sign_in_code"
+
+    /// Records the address's work before the answer (the same single insert for a known and an unknown address, so the
+    /// answer's time tells nothing), and wakes the worker.
+    private func promise(_ kind: String, to email: String) async throws {
+        try await self.store.unitOfWork { tx in try await self.core.deferred.record(kind, subject: email, in: tx) }
+        self.core.deferred.committed()
+    }
+
+    /// Does a recorded request: for an address with an account, a new code (and link) and its mail, the event and the
+    /// record's deletion in one unit of work; for an unknown address, the record's deletion only.
+    func fulfil(_ lease: DeferredLease) async throws {
+        let email = lease.work.subject
+        guard let user = try await self.store.user(email: email) else {
+            try await self.store.unitOfWork { tx in try await lease.finish(in: tx) }
+            return
+        }
+        let purpose: EmailChallengePurpose, kind: MailKind, ttl: TimeInterval, link: String?, type: AuditEventType
+        switch lease.work.kind {
+        case Self.passwordResetWork:
+            (purpose, kind, ttl, link, type) = (.passwordReset, .passwordReset, self.settings.passwordResetTTL, "reset-password", .passwordResetRequested)
+        default:
+            (purpose, kind, ttl, link, type) = (.signInCode, .signInCode, self.settings.emailCodeTTL, nil, .emailCodeRequested)
+        }
         let issued = self.challenges.issue(userId: user.id, purpose: purpose, email: user.email, ttl: ttl)
         var values = ["code": issued.code, "validFor": Mailer.duration(ttl)]
         if let link { values["link"] = self.mailer.link("\(link)=\(issued.token)") }
         let mail = try self.mailer.prepare(kind, to: user.email, values: values)
         let event = self.audit.event(type, .info, userId: user.id)
         try await self.store.unitOfWork { tx in
+            try await lease.finish(in: tx)
             try await tx.replaceEmailChallenge(issued.record)
             try await tx.enqueueMail(mail)
             try await tx.insertAuditEvent(event)

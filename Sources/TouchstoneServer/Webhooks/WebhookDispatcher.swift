@@ -78,7 +78,8 @@ final class WebhookDispatcher: Sendable {
     }
 
     /// The service's loop: once a second, workers for the endpoints that have none; hourly, the purge of old
-    /// history. Ends with the server; a worker in flight is cancelled (its leases run out, nothing is lost).
+    /// history. On SIGTERM it starts no worker and waits for those in flight (`TOUCHSTONE_SHUTDOWN_GRACE_SECONDS`, after
+    /// which the service group cancels them: their leases run out, nothing is lost).
     func run() async {
         // A discarding group: the workers' ends are not kept (the loop runs for the server's lifetime).
         await withDiscardingTaskGroup { group in
@@ -106,7 +107,7 @@ final class WebhookDispatcher: Sendable {
                     break
                 }
             }
-            group.cancelAll()
+            // The discarding group waits for the workers in flight as it ends.
         }
     }
 

@@ -263,5 +263,23 @@ extension Migrations {
                 "CREATE UNIQUE INDEX registrations_proof_jkt ON registrations (proof_jkt)",
             ]
         ),
+        Migration(
+            version: 26,
+            name: "Work promised before the answer (a reset mail, a sign-in code, a push), done from the record",
+            statements: [
+                """
+                CREATE TABLE deferred_work (
+                    id TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    subject TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    attempts BIGINT NOT NULL DEFAULT 0,
+                    claim_token TEXT,
+                    claimed_until BIGINT
+                )
+                """,
+                "CREATE INDEX deferred_work_due ON deferred_work (claimed_until, created_at)",
+            ]
+        ),
     ]
 }
