@@ -46,6 +46,33 @@ struct PhoneApprovalStoreTests {
         }
     }
 
+    /// Issue #44 item 4: the cap holds exactly under concurrent requests from two instances (two stores, each with its
+    /// own connections): the address's row in serial_keys makes them take turns. Without it, PostgreSQL let several
+    /// concurrent inserts each count the others' uncommitted rows as absent.
+    @Test(arguments: TestDatabase.available.filter(\.isPersistent))
+    func theCapHoldsUnderConcurrentRequestsFromTwoInstances(database: TestDatabase) async throws {
+        try await database.withFixture { fixture in
+            let first = try await fixture.open()
+            let second = try await fixture.open(migrate: false)
+            for round in 0..<3 {
+                let email = "race-\(round)@example.com"
+                let inserted = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for index in 0..<12 {
+                        let store = index % 2 == 0 ? first : second
+                        group.addTask {
+                            try await store.insertSignInRequest(
+                                Self.request("r\(round)-\(index)", email: email, user: nil), maximumPending: 3, events: [], at: Self.t0)
+                        }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(inserted == 3, "round \(round): \(inserted) pending requests for one address")
+            }
+            try await second.shutdown()
+            try await first.shutdown()
+        }
+    }
+
     @Test(arguments: TestDatabase.available)
     func oneDecisionOneRedemptionAndBindingOnce(database: TestDatabase) async throws {
         try await StoreTests.withStore(database) { store in

@@ -281,5 +281,14 @@ extension Migrations {
                 "CREATE INDEX deferred_work_due ON deferred_work (claimed_until, created_at)",
             ]
         ),
+        Migration(
+            version: 27,
+            name: "Rows that serialise a per-key cap across instances",
+            statements: [
+                // One row per key (`sign_in_requests:<address>`): a transaction that checks and changes a count for the
+                // key first upserts its row, which PostgreSQL keeps locked until commit, so two instances take turns.
+                "CREATE TABLE serial_keys (key TEXT PRIMARY KEY)",
+            ]
+        ),
     ]
 }

@@ -5,8 +5,10 @@ import SQLKit
 extension SQLTouchstoneStore {
     public func insertSignInRequest(_ request: SignInRequestRecord, maximumPending: Int, events: [AuditEventRecord], at: Date) async throws -> Bool {
         try await self.executor.withTransaction { db in
-            // One statement: the count and the insert see the same rows (on SQLite the one writer; on PostgreSQL two
-            // concurrent requests for one address may both pass, by one at most).
+            // Serialised per address (issue #44 item 4): the address's row in serial_keys is locked until commit, so a
+            // concurrent request for it, on any instance, counts after this one's insert (PostgreSQL's READ COMMITTED
+            // gives each statement a fresh snapshot; on SQLite the one writer serialises anyway).
+            if let email = request.email { try await Self.serialise("sign_in_requests:\(email)", in: db) }
             let inserted = try await db.raw(
                 """
                 INSERT INTO sign_in_requests (id, kind, email, user_id, client_id, client_name, binding_message, scope, poll_token_hash,
