@@ -7,7 +7,7 @@ import TouchstoneCrypto
 import TouchstoneMail
 import TouchstoneStore
 
-/// Sends the mail queue (issue #33): leases due mails (``leaseDuration``, so that a sender that dies leaves them to
+/// Sends the mail queue (issue #33): leases due mails (``leaseDuration``, `TOUCHSTONE_MAIL_LEASE_SECONDS`, so that a sender that dies leaves them to
 /// another instance), opens each, hands it to the transport, and deletes it once accepted. A failure is tried again
 /// after ``retryDelays`` (about a day and a half in all); a permanent refusal (a 5xx to the recipient or the message)
 /// or the end of the delays fails the mail, whose sealed message is then deleted. Nothing about a mail's content is
@@ -21,9 +21,10 @@ final class MailDispatcher: Sendable {
     let now: @Sendable () -> Date
     let randomBytes: @Sendable (Int) -> [UInt8]
     let retention: TimeInterval
+    /// How long the mails taken are held (`TOUCHSTONE_MAIL_LEASE_SECONDS`).
+    let leaseDuration: TimeInterval
     private let lastPurge = NIOLockedValueBox<Date?>(nil)
 
-    static let leaseDuration: TimeInterval = 180
     static let batch = 16
     /// Waits after the 1st, 2nd... failed attempt: 30 s, 1, 5, 15 and 30 min, then 1, 2, 4, 8 and 12 h (28 h in all).
     static let retryDelays: [TimeInterval] = [30, 60, 300, 900, 1800, 3600, 7200, 14_400, 28_800, 43_200]
@@ -36,8 +37,10 @@ final class MailDispatcher: Sendable {
         metrics: ServerMetrics?,
         now: @escaping @Sendable () -> Date,
         randomBytes: @escaping @Sendable (Int) -> [UInt8],
-        retention: TimeInterval = 30 * 86_400
+        retention: TimeInterval = 30 * 86_400,
+        leaseDuration: TimeInterval = 180
     ) {
+        self.leaseDuration = leaseDuration
         self.store = store
         self.keyEncryptionKey = keyEncryptionKey
         self.transport = transport
@@ -55,7 +58,7 @@ final class MailDispatcher: Sendable {
         while true {
             let token = Base64.urlEncode(self.randomBytes(16))
             let now = self.now()
-            let mails = try await self.store.claimDueMail(now: now, leaseUntil: now.addingTimeInterval(Self.leaseDuration), token: token, limit: Self.batch)
+            let mails = try await self.store.claimDueMail(now: now, leaseUntil: now.addingTimeInterval(self.leaseDuration), token: token, limit: Self.batch)
             if mails.isEmpty { break }
             for mail in mails {
                 try await self.attempt(mail, token: token)

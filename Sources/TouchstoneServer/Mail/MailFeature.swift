@@ -21,7 +21,8 @@ struct MailFeature: Feature {
             logger: core.logger,
             metrics: core.audit.metrics,
             now: core.now,
-            randomBytes: core.dependencies.randomBytes
+            randomBytes: core.dependencies.randomBytes,
+            leaseDuration: core.configuration.mail.lease
         )
     }
 

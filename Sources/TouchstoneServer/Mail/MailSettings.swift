@@ -24,6 +24,10 @@ public struct MailSettings: Sendable {
     /// `TOUCHSTONE_MAIL_RATE_LIMIT`: mails a route may send to one address (default `5/1h`); every mail-sending
     /// route counts toward it, for known and unknown addresses alike.
     public var perAddress = RateLimit(capacity: 5, interval: 720)
+    /// `TOUCHSTONE_MAIL_LEASE_SECONDS` (10–3600, default 180): how long a sender holds the mails it took before another
+    /// instance may take them; how long a mail waits after its sender was killed. Keep it above the longest attempt the
+    /// SMTP server can cause (connect, replies, the final dot).
+    public var lease: Double = 180
 
     public init() {}
 
@@ -54,6 +58,10 @@ public struct MailSettings: Sendable {
         if let value = environment["TOUCHSTONE_MAIL_RATE_LIMIT"] {
             guard let limit = RateLimit(value) else { throw ConfigurationError("TOUCHSTONE_MAIL_RATE_LIMIT", value) }
             self.perAddress = limit
+        }
+        if let value = environment["TOUCHSTONE_MAIL_LEASE_SECONDS"] {
+            guard let seconds = Int(value), (10...3600).contains(seconds) else { throw ConfigurationError("TOUCHSTONE_MAIL_LEASE_SECONDS", value) }
+            self.lease = Double(seconds)
         }
     }
 
