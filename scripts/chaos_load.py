@@ -220,6 +220,7 @@ class Ledger:
         self.sessions = []  # session tokens from 2xx sign-ins
         self.confirmations = []  # (token of the owner, confirmation id) approved with 200
         self.resets = {}  # address -> acknowledged (202) reset requests
+        self.unanswered_resets = {}  # address -> reset requests that got no answer (may or may not have been recorded)
         self.requests = []  # (request id, poll token) approved with 200
         self.collected = {}  # request id -> sessions handed out to polls
         self.unanswered = set()  # requests one of whose polls got no answer (the instance died): its session may be lost
@@ -249,9 +250,12 @@ def worker(client, user, ledger, stop):
                     ledger.add("confirmations", (token, confirmation))
         elif action < 0.8:
             status, _ = client.call("POST", "/v1/password-resets", {"email": user.email}, what="password reset")
-            if status == 202:
-                with ledger.lock:
+            with ledger.lock:
+                if status == 202:
                     ledger.resets[user.email] = ledger.resets.get(user.email, 0) + 1
+                elif status is None:
+                    # No answer (the instance died): the request may have been recorded, and then it is mailed.
+                    ledger.unanswered_resets[user.email] = ledger.unanswered_resets.get(user.email, 0) + 1
         else:
             approved = user.approved_sign_in_request()
             if approved:

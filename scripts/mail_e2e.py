@@ -13,6 +13,7 @@ does not offer STARTTLS getting nothing; no code, link token or SMTP password ap
 
 Usage: scripts/mail_e2e.py [path/to/touchstone]
 """
+import asyncio
 import email
 import email.policy
 import os
@@ -360,6 +361,62 @@ def tls_scenarios(binary, work):
             smtp.stop()
 
 
+class SlowInbox(Inbox):
+    """An SMTP server that takes its time over the final dot: a delivery is in flight for a few seconds."""
+
+    def __init__(self, delay):
+        super().__init__()
+        self.delay = delay
+        self.data_started = threading.Event()
+
+    async def handle_DATA(self, server, session, envelope):
+        self.data_started.set()
+        await asyncio.sleep(self.delay)
+        return await super().handle_DATA(server, session, envelope)
+
+
+def sigterm_scenario(binary, work):
+    """Issue #44 item 1: SIGTERM while a mail is being handed to SMTP lets the delivery finish before the process exits;
+    a delivery that cannot finish (an SMTP server that hangs) is cut off after TOUCHSTONE_SHUTDOWN_GRACE_SECONDS, not
+    after the SMTP timeouts (two minutes), and the mail goes after the restart."""
+    inbox = SlowInbox(delay=3)
+    smtp_port = free_port()
+    smtp = Controller(inbox, hostname="127.0.0.1", port=smtp_port)
+    smtp.start()
+    server = Server(binary, work, {"TOUCHSTONE_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}?starttls=off",
+                                   "TOUCHSTONE_MAIL_FROM": "no-reply@bank.example", "TOUCHSTONE_SHUTDOWN_GRACE_SECONDS": "8",
+                                   "TOUCHSTONE_MAIL_LEASE_SECONDS": "10"})
+    try:
+        server.start()
+        address, _ = sign_up(server.origin)  # its verification mail goes to the slow server
+        expect(inbox.data_started.wait(30), "the verification mail never reached DATA")
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=60)
+        expect(len(inbox.to(address)) == 1, "SIGTERM cut off the mail in flight instead of letting it finish")
+
+        # An SMTP server that hangs over the final dot: the shutdown stops waiting after the grace period.
+        inbox.delay, inbox.data_started = 600, threading.Event()
+        server.start()
+        hung, _ = sign_up(server.origin)
+        expect(inbox.data_started.wait(30), "the second verification mail never reached DATA")
+        began = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            server.process.wait(timeout=60)  # generous: the grace is 8 s, the SMTP timeout for the dot 120 s
+        except subprocess.TimeoutExpired:
+            fail("SIGTERM waited on a hung SMTP server past the grace period")
+        stopped = time.monotonic() - began
+        expect(not inbox.to(hung), "the hung delivery was not cut off")
+        inbox.delay = 0
+        server.start()
+        inbox.wait(hung, "Confirm your email address", timeout=60)  # after the dead sender's lease (10 s)
+        print(f"mail e2e: SIGTERM let a mail in flight finish; a hung delivery was cut off ({stopped:.1f} s) and sent after the restart",
+              flush=True)
+    finally:
+        server.stop()
+        smtp.stop()
+
+
 def main():
     binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/debug/touchstone")
     work = tempfile.mkdtemp(prefix="touchstone-mail-e2e.")
@@ -367,6 +424,8 @@ def main():
         os.makedirs(os.path.join(work, "flows"))
         flows(binary, os.path.join(work, "flows"))
         tls_scenarios(binary, work)
+        os.makedirs(os.path.join(work, "sigterm"))
+        sigterm_scenario(binary, os.path.join(work, "sigterm"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("mail e2e: passed")

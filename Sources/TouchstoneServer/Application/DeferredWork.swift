@@ -60,11 +60,13 @@ final class DeferredWork: Sendable {
             let due = try await self.store.claimDeferredWork(now: now, leaseUntil: now.addingTimeInterval(Self.leaseDuration), token: token, limit: Self.batch)
             for work in due {
                 let lease = DeferredLease(work: work, token: token)
-                guard work.attempts <= Self.maximumAttempts, let handler = self.handlers.withLockedValue({ $0[work.kind] }) else {
+                guard work.attempts <= Self.maximumAttempts else {
                     self.logger.error("deferred work: \(work.kind) \(work.id) given up after \(work.attempts - 1) attempts")
                     _ = try await self.store.finishDeferredWork(id: work.id, token: token)
                     continue
                 }
+                // A kind this instance has no handler for (push not configured here) is left to an instance that has.
+                guard let handler = self.handlers.withLockedValue({ $0[work.kind] }) else { continue }
                 do {
                     try await handler(lease)
                     handled += 1
