@@ -20,7 +20,7 @@ final class DeferredWork: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     let randomBytes: @Sendable (Int) -> [UInt8]
-    let signal = MailSignal()
+    let signal = WakeSignal()
     private let handlers = NIOLockedValueBox<[String: Handler]>([:])
 
     /// How long a worker holds a record before another may take it.
@@ -101,16 +101,11 @@ struct DeferredWorkService: Service {
     let work: DeferredWork
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+        await self.work.signal.loopUntilShutdown(every: .seconds(1)) {
             do {
                 try await self.work.runDue()
             } catch {
                 self.work.logger.warning("deferred work: the records could not be read: \(error)")
-            }
-            await withGracefulShutdownHandler {
-                await self.work.signal.wait(upTo: .seconds(1))
-            } onGracefulShutdown: {
-                self.work.signal.wake()
             }
         }
     }

@@ -220,14 +220,7 @@ struct ConfirmationService: Sendable {
         }
         let now = self.now()
         return try await self.approve(confirmation, approval: approval, events: events, at: now) { tx in
-            try await tx.recordPasskeyUse(
-                id: passkey.id,
-                signCount: Int64(verified.newSignCount),
-                backupEligible: verified.backupEligible,
-                backedUp: verified.backupState,
-                cloneWarning: verified.cloneWarning,
-                at: now
-            )
+            try await tx.recordUse(of: passkey.id, verified, at: now)
         }
     }
 

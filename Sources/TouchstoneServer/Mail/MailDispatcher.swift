@@ -133,19 +133,14 @@ final class MailDispatcher: Sendable {
 /// sent after the restart).
 struct MailDispatchService: Service {
     let dispatcher: MailDispatcher
-    let signal: MailSignal
+    let signal: WakeSignal
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+        await self.signal.loopUntilShutdown(every: .seconds(2)) {
             do {
                 try await self.dispatcher.sendDue()
             } catch {
                 self.dispatcher.logger.warning("mail: the queue could not be read: \(error)")
-            }
-            await withGracefulShutdownHandler {
-                await self.signal.wait(upTo: .seconds(2))
-            } onGracefulShutdown: {
-                self.signal.wake()
             }
         }
     }

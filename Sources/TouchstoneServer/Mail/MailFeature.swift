@@ -10,7 +10,7 @@ import TouchstoneStore
 /// change that causes it; this feature sends it.
 struct MailFeature: Feature {
     let dispatcher: MailDispatcher
-    let signal: MailSignal
+    let signal: WakeSignal
 
     init(core: ServerCore, transport: any MailTransport, keyEncryptionKey: SymmetricKey) {
         self.signal = core.mailer.signal
@@ -94,6 +94,6 @@ func makeMailer(_ configuration: TouchstoneConfiguration, keyEncryptionKey: Symm
         keyEncryptionKey: keyEncryptionKey,
         secrets: Secrets(randomBytes: dependencies.randomBytes),
         now: dependencies.now,
-        signal: MailSignal()
+        signal: WakeSignal()
     )
 }

@@ -17,7 +17,7 @@ struct Mailer: Sendable {
     let keyEncryptionKey: SymmetricKey
     let secrets: Secrets
     let now: @Sendable () -> Date
-    let signal: MailSignal
+    let signal: WakeSignal
 
     /// What is sealed: the envelope and the message.
     struct Sealed: Codable, Sendable, Hashable {
@@ -91,49 +91,5 @@ enum MailClock {
     static func text(_ date: Date) -> String {
         let rfc = date.rfc3339
         return "\(rfc.prefix(10)) \(rfc.dropFirst(11).prefix(5)) UTC"
-    }
-}
-
-/// Wakes the mail sender at once instead of at its next poll; a wake with no one waiting is kept for the next wait.
-final class MailSignal: Sendable {
-    private let state = NIOLockedValueBox<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    init() {}
-
-    func wake() {
-        let waiter = self.state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
-            state.pending = true
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    /// Returns on a wake, after `timeout`, or when the task is cancelled.
-    func wait(upTo timeout: Duration) async {
-        let timer = Task {
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            self.wake()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let now = self.state.withLockedValue { state -> Bool in
-                    if state.pending {
-                        state.pending = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            self.wake()
-        }
-        self.state.withLockedValue { $0.pending = false }
     }
 }

@@ -164,14 +164,7 @@ struct ReauthenticationService: Sendable {
         // The challenge's use, the passkey's use and the session's new proof commit together.
         let done = try await self.audit.commit(event) { tx in
             guard try await tx.recordAnsweredWebAuthnChallenge(answered, at: now) else { return false }
-            try await tx.recordPasskeyUse(
-                id: passkey.id,
-                signCount: Int64(verified.newSignCount),
-                backupEligible: verified.backupEligible,
-                backedUp: verified.backupState,
-                cloneWarning: verified.cloneWarning,
-                at: now
-            )
+            try await tx.recordUse(of: passkey.id, verified, at: now)
             guard try await tx.reauthenticateSession(tokenHash: caller.session.tokenHash, at: now, methods: [.passkey], strongAuthenticatedAt: now, acr: acr)
             else {
                 throw APIError.unauthenticated("the session was signed out")
