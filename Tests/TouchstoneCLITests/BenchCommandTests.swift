@@ -28,7 +28,8 @@ struct BenchCommandTests {
         defer { server.stop() }
         let (status, output, errors) = try await Self.run([
             "bench", "login", "--server", server.baseURL.absoluteString, "--kind", kind, "--devices", "3",
-            "--duration", "1", "--warmup", "0.2", "--server-pid", String(server.process.processIdentifier), "--json",
+            // Each device's first ceremony counts however slow the machine is (the window is extended for it).
+            "--duration", "1", "--warmup", "0.2", "--min-ceremonies", "1", "--server-pid", String(server.process.processIdentifier), "--json",
             "--origin", origin,
         ])
         #expect(status == 0, "\(errors)")
@@ -36,7 +37,7 @@ struct BenchCommandTests {
         #expect(report["kind"] as? String == kind)
         #expect(report["devices"] as? Int == 3)
         let ceremonies = try #require(report["ceremonies"] as? Int)
-        #expect(ceremonies > 0)
+        #expect(ceremonies >= 3)
         #expect((report["errors"] as? [String: Int]) == [:])
         let latency = try #require(report["latencyMs"] as? [String: Double])
         #expect((latency["p50"] ?? 0) > 0)
@@ -87,11 +88,11 @@ struct BenchCommandTests {
         let server = try await ServerProcess(database: "sqlite:\(path)")
         defer { server.stop() }
         let (benchStatus, benchOutput, benchErrors) = try await Self.run([
-            "bench", "login", "--server", server.baseURL.absoluteString, "--devices", "2", "--duration", "0.5", "--json",
+            "bench", "login", "--server", server.baseURL.absoluteString, "--devices", "2", "--duration", "0.5", "--min-ceremonies", "1", "--json",
         ])
         #expect(benchStatus == 0, "\(benchErrors)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(benchOutput.utf8)) as? [String: Any])
-        #expect((report["ceremonies"] as? Int ?? 0) > 0)
+        #expect((report["ceremonies"] as? Int ?? 0) >= 2)
     }
 
     /// Every statement of a sign-in is an index lookup (docs/performance.md shows the same plans on 100,000 rows).

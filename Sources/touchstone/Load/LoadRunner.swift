@@ -39,6 +39,10 @@ struct LoadPlan: Sendable {
     var serverPids: [Int32]
     /// Every Nth ceremony of a device-key device approves a transaction confirmation instead of signing in (0: never).
     var confirmEvery: Int = 0
+    /// Ceremonies each device completes in the measured window at least: a device short of them keeps measuring past
+    /// `duration` (for at most ten times as long), and the rate is over the time actually measured. For tests, whose
+    /// window must not depend on the machine's speed; 0 (a benchmark) never extends the window.
+    var minimumPerDevice: Int = 0
 }
 
 struct LoadReport: Codable, Sendable {
@@ -124,7 +128,9 @@ struct LoadRunner: Sendable {
 
         let results = try await withThrowingTaskGroup(of: DeviceResult.self) { group in
             for device in devices {
-                group.addTask { await device.loop(measureFrom: measureFrom, until: end, clock: clock) }
+                group.addTask {
+                    await device.loop(measureFrom: measureFrom, until: end, minimum: plan.minimumPerDevice, clock: clock)
+                }
             }
             group.addTask {
                 await sampler.sample(from: measureFrom, until: end, clock: clock)
@@ -137,6 +143,8 @@ struct LoadRunner: Sendable {
         for device in devices { await device.close() }
 
         let histogram = results.histogram
+        // Past the planned window only when a device was short of its minimum.
+        let measured = results.lastFinish.map { max(plan.duration, Self.seconds(measureFrom.duration(to: $0))) } ?? plan.duration
         let cpu = sampler.cpuSeconds()
         let perCeremony = { (seconds: Double?) in seconds.map { results.completed > 0 ? $0 * 1_000_000 / Double(results.completed) : 0 } }
         return LoadReport(
@@ -144,9 +152,9 @@ struct LoadRunner: Sendable {
             algorithm: plan.kind == .passkey ? "ES256" : plan.algorithm.rawValue,
             servers: self.endpoints.map(\.url),
             devices: plan.devices,
-            durationSeconds: plan.duration,
+            durationSeconds: measured,
             ceremonies: results.completed,
-            ceremoniesPerSecond: Double(results.completed) / plan.duration,
+            ceremoniesPerSecond: Double(results.completed) / measured,
             confirmations: results.confirmations,
             latencyMs: LoadReport.Latency(microseconds: histogram),
             errors: results.errors,
@@ -155,6 +163,11 @@ struct LoadRunner: Sendable {
             serverCPUMicrosecondsPerCeremony: plan.serverPids.isEmpty ? nil : perCeremony(cpu.server),
             generatorCPUMicrosecondsPerCeremony: perCeremony(cpu.generator)
         )
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// Enrols the devices, eight at a time (enrolment hashes passwords; it is not what is measured).
@@ -196,8 +209,11 @@ struct DeviceResult: Sendable {
     var serverErrors = 0
     /// Ceremony latency in microseconds.
     var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    /// When the last counted ceremony ended.
+    var lastFinish: ContinuousClock.Instant?
 
     mutating func merge(_ other: DeviceResult) {
+        if let theirs = other.lastFinish { self.lastFinish = max(self.lastFinish ?? theirs, theirs) }
         self.completed += other.completed
         self.confirmations += other.confirmations
         self.errors.merge(other.errors, uniquingKeysWith: +)
@@ -299,19 +315,26 @@ final class SimulatedDevice: Sendable {
         _ = try await login.confirm(created)
     }
 
-    /// Runs ceremonies back to back until `end`, measuring those that start at or after `measureFrom`.
-    func loop(measureFrom: ContinuousClock.Instant, until end: ContinuousClock.Instant, clock: ContinuousClock) async -> DeviceResult {
+    /// Runs ceremonies back to back until `end`, measuring those that start at or after `measureFrom`; past `end`
+    /// while fewer than `minimum` were counted (for at most ten times the window).
+    func loop(measureFrom: ContinuousClock.Instant, until end: ContinuousClock.Instant, minimum: Int = 0, clock: ContinuousClock) async
+        -> DeviceResult
+    {
         var result = DeviceResult()
+        let limit = end + (end - measureFrom) * 10
         while true {
             let started = clock.now
-            guard started < end else { break }
+            let short = result.completed < minimum && started < limit
+            guard started < end || short else { break }
             let measured = started >= measureFrom
             do {
                 let confirmed = try await self.ceremony()
                 let finished = clock.now
-                // A ceremony that ends after the window would inflate the count; it is not counted.
-                guard measured, finished <= end else { continue }
+                // A ceremony that ends after the window would inflate the count; it is not counted, unless the device
+                // is still short of its minimum (then the window is what was measured).
+                guard measured, finished <= end || short else { continue }
                 result.completed += 1
+                result.lastFinish = finished
                 if confirmed { result.confirmations += 1 }
                 let (seconds, attoseconds) = (finished - started).components
                 _ = result.histogram.record(UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000))

@@ -39,6 +39,12 @@ struct LoginBench: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds run before measuring.")
     var warmup: Double = 1
 
+    @Option(
+        name: .long,
+        help: "Ceremonies each device completes while measuring at least: a device short of them measures past --duration (tests, whose window must not depend on the machine's speed; the rate is over the time measured)."
+    )
+    var minCeremonies: Int = 0
+
     @Option(name: .long, help: "biometric (device key: start, sign, finish) or passkey (options, assertion, verify).")
     var kind: Kind = .biometric
 
@@ -64,6 +70,7 @@ struct LoginBench: AsyncParsableCommand {
             throw ValidationError("--duration must be in (0, 3600] and --warmup in [0, 600]")
         }
         guard (1...64).contains(self.threads) else { throw ValidationError("--threads must be 1...64") }
+        guard (0...1000).contains(self.minCeremonies) else { throw ValidationError("--min-ceremonies must be 0...1000") }
         for server in self.servers { _ = try LoopbackEndpoint(server) }
     }
 
@@ -76,7 +83,8 @@ struct LoginBench: AsyncParsableCommand {
             devices: self.devices,
             warmup: self.warmup,
             duration: self.duration,
-            serverPids: self.serverPids
+            serverPids: self.serverPids,
+            minimumPerDevice: self.minCeremonies
         )
         let report: LoadReport
         do {
