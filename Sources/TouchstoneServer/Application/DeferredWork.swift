@@ -40,7 +40,8 @@ final class DeferredWork: Sendable {
         self.handlers.withLockedValue { $0[kind] = handler }
     }
 
-    /// Records work in `tx`, the unit of work of the request that promises it. Call ``committed()`` after the commit.
+    /// Records work in `tx`: the unit of work of the request that promises it, or the store itself when the record is
+    /// all the request writes. Call ``committed()`` after the commit.
     func record(_ kind: String, subject: String, in tx: any TouchstoneStore) async throws {
         try await tx.insertDeferredWork(DeferredWorkRecord(id: Base64.urlEncode(self.randomBytes(16)), kind: kind, subject: subject, createdAt: self.now()))
     }

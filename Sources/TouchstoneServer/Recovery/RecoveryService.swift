@@ -307,8 +307,6 @@ struct RecoveryService: Sendable {
 
     // MARK: Helpers
 
-    /// For an address with an account: a new challenge of `purpose`, its mail (with a link to the web page's `link`
-    /// fragment, if any) and `event`, in one unit of work. Nothing for an address without an account.
     // MARK: Work after the answer (issue #44 item 1)
 
     static let passwordResetWork = "password_reset"
@@ -317,12 +315,13 @@ struct RecoveryService: Sendable {
     /// Records the address's work before the answer (the same single insert for a known and an unknown address, so the
     /// answer's time tells nothing), and wakes the worker.
     private func promise(_ kind: String, to email: String) async throws {
-        try await self.store.unitOfWork { tx in try await self.core.deferred.record(kind, subject: email, in: tx) }
+        try await self.core.deferred.record(kind, subject: email, in: self.store)  // one insert: its own transaction
         self.core.deferred.committed()
     }
 
-    /// Does a recorded request: for an address with an account, a new code (and link) and its mail, the event and the
-    /// record's deletion in one unit of work; for an unknown address, the record's deletion only.
+    /// Does a recorded request: for an address with an account, a new code (with a link to the web page for a reset),
+    /// its mail, the event and the record's deletion in one unit of work; for an unknown address, the record's deletion
+    /// only.
     func fulfil(_ lease: DeferredLease) async throws {
         let email = lease.work.subject
         guard let user = try await self.store.user(email: email) else {
