@@ -337,6 +337,10 @@ struct PhoneApprovalService: Sendable {
         else {
             return PollAnswer(status: status)
         }
+        // Everything the answer needs is read before the redemption: once it commits, nothing may fail before the
+        // answer, or the one session of the approval would be made and never handed out (the chaos test found a
+        // database outage doing that between the commit and a later read of the user).
+        guard let user = try await self.store.user(id: userId) else { return PollAnswer(status: status) }
         let (token, session) = self.sessions.make(forUserId: userId, method: .phoneApproval, registrationId: record.registrationId)
         let event = self.audit.event(.phoneApprovalLogin, userId: userId, registrationId: record.registrationId, reason: "request \(id)")
         let issued = try await self.store.unitOfWork { tx -> Bool in
@@ -345,7 +349,7 @@ struct PhoneApprovalService: Sendable {
             try await tx.insertAuditEvent(event)
             return true
         }
-        guard issued, let user = try await self.store.user(id: userId) else { return PollAnswer(status: status) }
+        guard issued else { return PollAnswer(status: status) }
         self.audit.committed([event])
         return PollAnswer(status: status, signedIn: (user, token, session))
     }
