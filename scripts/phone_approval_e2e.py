@@ -253,6 +253,17 @@ def main():
         out = json.loads(cli(binary, env, "device", "decline-sign-in", not_me["requestId"], "--not-me", *device).stdout)
         expect(out["signInRequest"]["reason"] == "not_me" and poll(not_me)["status"] == "declined", f"not me: {out}")
 
+        # 4b. Apple unavailable, then back: the push is recorded with the request and sent again from the record
+        # (issue #44 item 1), a couple of seconds later.
+        Apple.answers.append((503, "ServiceUnavailable"))
+        before = len(Apple.received)
+        retried = start({"email": email})
+        pushed = lambda: [r for r in Apple.received[before:] if retried["requestId"].encode() in r["body"]]  # noqa: E731
+        wait_for("the push sent again after Apple's 503", lambda: len(pushed()) >= 2, timeout=60)
+        item = python_phone.request(retried["requestId"])
+        expect(python_phone.decline(retried["requestId"], item["payload"], "cancel")[0] == 200, "decline the retried request")
+        print(f"phone approval e2e: Apple down then back: the push went again from its record ({len(pushed())} sends)", flush=True)
+
         # 5. Apple says the token is gone: it is forgotten.
         Apple.answers.append((410, "Unregistered"))
         before = len(Apple.received)

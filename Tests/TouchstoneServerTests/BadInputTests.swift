@@ -302,6 +302,7 @@ struct FailingStore: TouchstoneStore {
     func insertDeferredWork(_ work: DeferredWorkRecord) async throws { throw self.error }
     func claimDeferredWork(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [DeferredWorkRecord] { throw self.error }
     func finishDeferredWork(id: String, token: String) async throws -> Bool { throw self.error }
+    func postponeDeferredWork(id: String, token: String, until: Date) async throws { throw self.error }
     func deferredWorkBacklog() async throws -> (count: Int, oldest: Date?) { throw self.error }
     func consumePendingSignUp(id: String, kind: PendingSignUpRecord.Kind) async throws -> PendingSignUpRecord? { throw self.error }
     func credentials(userId: String) async throws -> CredentialSummary { throw self.error }

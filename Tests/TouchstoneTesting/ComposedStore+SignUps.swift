@@ -30,6 +30,9 @@ extension ComposedStore {
     public func finishDeferredWork(id: String, token: String) async throws -> Bool {
         try await self.deferredWork.finishDeferredWork(id: id, token: token)
     }
+    public func postponeDeferredWork(id: String, token: String, until: Date) async throws {
+        try await self.deferredWork.postponeDeferredWork(id: id, token: token, until: until)
+    }
     public func deferredWorkBacklog() async throws -> (count: Int, oldest: Date?) {
         try await self.deferredWork.deferredWorkBacklog()
     }

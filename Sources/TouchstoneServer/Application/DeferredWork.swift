@@ -12,7 +12,8 @@ import TouchstoneStore
 /// a crash could lose. ``DeferredWorkService`` leases due records on any instance, hands each to the handler a feature
 /// registered for its kind, and the handler deletes the record in the transaction of what it did
 /// (``DeferredLease/finish(in:)``), so a record is done once: a worker that dies leaves its lease to run out, and
-/// another worker takes it. A record that keeps failing is given up after ``maximumAttempts`` leases, logged.
+/// another worker takes it. A failed attempt is tried again after ``retryDelays``; a record that keeps failing is
+/// given up after ``maximumAttempts`` leases, logged.
 final class DeferredWork: Sendable {
     typealias Handler = @Sendable (DeferredLease) async throws -> Void
 
@@ -26,6 +27,8 @@ final class DeferredWork: Sendable {
     /// How long a worker holds a record before another may take it.
     static let leaseDuration: TimeInterval = 60
     static let maximumAttempts = 8
+    /// Waits after the 1st, 2nd... failed attempt (about three minutes in all, before the 8th and last).
+    static let retryDelays: [TimeInterval] = [2, 5, 10, 20, 30, 45, 60]
     static let batch = 16
 
     init(store: any TouchstoneStore, logger: Logger, now: @escaping @Sendable () -> Date, randomBytes: @escaping @Sendable (Int) -> [UInt8]) {
@@ -72,8 +75,11 @@ final class DeferredWork: Sendable {
                     try await handler(lease)
                     handled += 1
                 } catch {
-                    // Left leased: it is tried again when the lease runs out, here or on another instance.
+                    // Tried again after a backoff, here or on another instance (if even the postponement fails, when
+                    // the lease runs out).
                     self.logger.warning("deferred work: \(work.kind) \(work.id) attempt \(work.attempts) failed: \(error)")
+                    let delay = Self.retryDelays[min(work.attempts, Self.retryDelays.count) - 1]
+                    try? await self.store.postponeDeferredWork(id: work.id, token: token, until: self.now().addingTimeInterval(delay))
                 }
             }
             if due.count < Self.batch { return handled }

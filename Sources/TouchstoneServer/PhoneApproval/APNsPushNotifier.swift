@@ -34,7 +34,16 @@ struct APNsPushNotifier: PushNotifier {
         return APNsPushNotifier(client: client, store: store, logger: logger, metrics: metrics)
     }
 
+    /// Apple did not take some of the notifications for a reason that may pass (no answer, 429 or 5xx): the caller
+    /// tries again later (the deferred push's record stays). A refusal that will not pass (400, 403, a dead token) is
+    /// logged and not retried.
+    struct Undelivered: Error, CustomStringConvertible {
+        var count: Int
+        var description: String { "\(self.count) notification(s) not taken by Apple; tried again later" }
+    }
+
     func announce(_ request: SignInRequestRecord, userId: String) async throws {
+        var transient = 0
         let channels = try await self.store.deviceChannels(userId: userId).filter { $0.pushPlatform == "apns" && $0.pushToken != nil }
         let body = request.bindingMessage.map { "\(request.clientName): \($0)" } ?? "\(request.clientName) asks to sign you in. Open to approve or decline."
         for channel in channels {
@@ -57,12 +66,15 @@ struct APNsPushNotifier: PushNotifier {
                     self.logger.info("push: registration \(channel.registrationId)'s APNs token is no longer valid (\(answer.reason ?? "\(answer.status)")); forgotten")
                 } else if !answer.delivered {
                     self.logger.warning("push: Apple refused a notification for registration \(channel.registrationId): \(answer.status) \(answer.reason ?? "")")
+                    if answer.status == 429 || answer.status >= 500 { transient += 1 }
                 }
             } catch {
                 self.metrics?.pushed("failed")
                 self.logger.warning("push: no answer from Apple for registration \(channel.registrationId): \(error)")
+                transient += 1
             }
         }
+        if transient > 0 { throw Undelivered(count: transient) }
     }
 }
 

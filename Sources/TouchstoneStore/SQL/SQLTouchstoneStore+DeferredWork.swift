@@ -49,6 +49,14 @@ extension SQLTouchstoneStore {
         }
     }
 
+    public func postponeDeferredWork(id: String, token: String, until: Date) async throws {
+        try await self.executor.withDatabase { db in
+            try await db.raw(
+                "UPDATE deferred_work SET claimed_until = \(bind: until.millis) WHERE id = \(bind: id) AND claim_token = \(bind: token)"
+            ).run()
+        }
+    }
+
     public func deferredWorkBacklog() async throws -> (count: Int, oldest: Date?) {
         try await self.executor.withReadOnlyDatabase { db in
             let row = try await db.raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM deferred_work").first()

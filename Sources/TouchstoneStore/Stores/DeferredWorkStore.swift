@@ -32,6 +32,8 @@ public protocol DeferredWorkStore: Sendable {
     /// Deletes a record leased under `token` (in the unit of work that did it); false when the lease was lost (another
     /// worker took it after it ran out), and then the caller's unit must roll back.
     func finishDeferredWork(id: String, token: String) async throws -> Bool
+    /// Keeps a record leased under `token` until `until` only (a failed attempt: tried again then, by any worker).
+    func postponeDeferredWork(id: String, token: String, until: Date) async throws
     /// How many records wait, and since when the oldest.
     func deferredWorkBacklog() async throws -> (count: Int, oldest: Date?)
 }
