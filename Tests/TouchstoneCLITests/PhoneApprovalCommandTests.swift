@@ -76,7 +76,7 @@ extension PhoneApprovalCommandTests {
         let started = try await browser.startSignInRequest()
         async let polled = browser.signInRequestStatus(id: started.requestId, pollToken: started.pollToken, wait: 30)
         try await Task.sleep(for: .milliseconds(500))
-        #expect(await server.stopAndWait(timeout: 15))
+        #expect(await server.stopAndWait())
         #expect(try await polled.status == "pending")
     }
 }
