@@ -1,4 +1,5 @@
 import Foundation
+import SQLKit
 import Testing
 import TouchstoneStore
 
@@ -68,6 +69,13 @@ struct PhoneApprovalStoreTests {
                 }
                 #expect(inserted == 3, "round \(round): \(inserted) pending requests for one address")
             }
+            // The purge drops an address's row once the address has no request left.
+            let raw = try await fixture.openExecutor()
+            let keys = { try await raw.withDatabase { db in try await db.raw("SELECT key FROM serial_keys").all().count } }
+            #expect(try await keys() == 3)
+            _ = try await first.purgeExpired(before: Self.t0.addingTimeInterval(120 + 86_401))
+            #expect(try await keys() == 0)
+            try await raw.shutdown()
             try await second.shutdown()
             try await first.shutdown()
         }

@@ -117,6 +117,13 @@ public struct SQLTouchstoneStore: TouchstoneStore {
             // Sign-in requests a day after they ended (decided or not), and pauses that are over.
             try await db.raw("DELETE FROM sign_in_requests WHERE expires_at < \(bind: cutoff.addingTimeInterval(-86_400).millis)").run()
             try await db.raw("DELETE FROM phone_approval_pauses WHERE until < \(bind: cutoff.millis)").run()
+            // The rows that serialise an address's requests, once it has none left (the next request makes it again).
+            try await db.raw(
+                """
+                DELETE FROM serial_keys WHERE key LIKE 'sign_in_requests:%'
+                    AND substr(key, 18) NOT IN (SELECT email FROM sign_in_requests WHERE email IS NOT NULL)
+                """
+            ).run()
             // Full buckets and stale failure counts carry no information any more.
             try await db.raw("DELETE FROM rate_limits WHERE tat < \(bind: cutoff.millis)").run()
             try await db.raw(
