@@ -94,8 +94,8 @@ struct DeferredLease: Sendable {
 
     struct Lost: Error {}
 
-    /// Deletes the record in `tx`, the unit of work that did it; throws (rolling the unit back) when the lease was
-    /// lost to another worker, which then does the work instead.
+    /// Deletes the record in `tx`, the unit of work that did it (or the store, when the deletion is all there is to
+    /// write); throws (rolling the unit back) when the lease was lost to another worker, which then does the work.
     func finish(in tx: any TouchstoneStore) async throws {
         guard try await tx.finishDeferredWork(id: self.work.id, token: self.token) else { throw Lost() }
     }

@@ -151,7 +151,7 @@ struct PhoneApprovalService: Sendable {
         {
             try await push.announce(request, userId: userId)
         }
-        try await self.store.unitOfWork { tx in try await lease.finish(in: tx) }
+        try await lease.finish(in: self.store)
     }
 
     // MARK: The phone

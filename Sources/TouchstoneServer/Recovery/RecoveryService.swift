@@ -325,7 +325,7 @@ struct RecoveryService: Sendable {
     func fulfil(_ lease: DeferredLease) async throws {
         let email = lease.work.subject
         guard let user = try await self.store.user(email: email) else {
-            try await self.store.unitOfWork { tx in try await lease.finish(in: tx) }
+            try await lease.finish(in: self.store)
             return
         }
         let purpose: EmailChallengePurpose, kind: MailKind, ttl: TimeInterval, link: String?, type: AuditEventType

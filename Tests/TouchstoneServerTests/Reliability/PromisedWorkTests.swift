@@ -14,30 +14,6 @@ import TouchstoneTesting
 /// and then never gets to the work (its address lookups hang, as a process about to be killed would) and is stopped;
 /// one started later finds the record and sends the mail, once.
 struct PromisedWorkTests {
-    /// A user store whose address lookup never answers (until the server stops, as if it were killed there): the work
-    /// after the answer hangs at it.
-    struct StalledLookups: UserStore {
-        let inner: any TouchstoneStore
-        func insertUser(_ user: UserRecord) async throws { try await self.inner.insertUser(user) }
-        func user(id: String) async throws -> UserRecord? { try await self.inner.user(id: id) }
-        func user(email: String) async throws -> UserRecord? {
-            try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3600)) }
-            throw CancellationError()
-        }
-        func setRequireDeviceBoundPasskeys(userId: String, required: Bool) async throws -> Bool {
-            try await self.inner.setRequireDeviceBoundPasskeys(userId: userId, required: required)
-        }
-        func users(emailContaining: String?, afterId: String?, limit: Int) async throws -> [UserRecord] {
-            try await self.inner.users(emailContaining: emailContaining, afterId: afterId, limit: limit)
-        }
-        func updatePassword(userId: String, passwordHash: String?) async throws -> Bool {
-            try await self.inner.updatePassword(userId: userId, passwordHash: passwordHash)
-        }
-        func lockUser(id: String) async throws -> Bool { try await self.inner.lockUser(id: id) }
-        func credentials(userId: String) async throws -> CredentialSummary { try await self.inner.credentials(userId: userId) }
-        func deleteUser(id: String, at: Date) async throws -> Bool { try await self.inner.deleteUser(id: id, at: at) }
-    }
-
     static func open(_ path: String) async throws -> SQLTouchstoneStore {
         let store = try await SQLTouchstoneStore.sqlite(.file(path: path), logger: Logger(label: "test"))
         try await store.migrate()
@@ -58,7 +34,11 @@ struct PromisedWorkTests {
         // The server that answers and dies before the work.
         let first = TestMailbox()
         var stalled = ComposedStore(try await Self.open(path))
-        stalled.users = StalledLookups(inner: stalled)
+        // Its address lookups never answer until it stops, as if it were killed there: the work after the answer hangs.
+        stalled.users = InterceptedUsers(stalled, byEmail: {
+            try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3600)) }
+            throw CancellationError()
+        })
         try await TestServer.run(configuration: configuration, clock: clock, store: stalled, mailbox: first) { client in
             let answer = try await client.request(.post, "/v1/password-resets", json: ["email": email])
             #expect(answer.status == .accepted)
