@@ -1,6 +1,5 @@
 public import Foundation
 import Crypto
-import _CryptoExtras
 import TouchstoneCrypto
 import Synchronization
 
@@ -52,97 +51,81 @@ public struct DPoPVerifier: Sendable {
         nonce acceptNonce: ((String) -> Bool)? = nil,
         at now: Date
     ) throws(DPoPError) -> VerifiedDPoPProof {
-        guard proof.utf8.count <= self.maximumLength else { throw DPoPError(.tooLarge, "the proof is longer than \(self.maximumLength) bytes") }
-        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64.urlDecodeCanonical(String(parts[0])),
-            let payloadBytes = Base64.urlDecodeCanonical(String(parts[1])), let signature = Base64.urlDecodeCanonical(String(parts[2]))
+        // Read as bytes: the proof is ASCII when well formed, and splitting or searching it as a String walks
+        // grapheme clusters.
+        let bytes = Array(proof.utf8)
+        guard bytes.count <= self.maximumLength else { throw DPoPError(.tooLarge, "the proof is longer than \(self.maximumLength) bytes") }
+        let dot = UInt8(ascii: ".")
+        guard let first = bytes.firstIndex(of: dot), let second = bytes[(first + 1)...].firstIndex(of: dot),
+            !bytes[(second + 1)...].contains(dot),
+            let payloadBytes = Base64.urlDecodeCanonical(bytes[(first + 1)..<second]),
+            let signature = Base64.urlDecodeCanonical(bytes[(second + 1)...])
         else {
             throw DPoPError(.malformed, "the proof is not one compact JWS (three base64url parts)")
         }
-        let (alg, key) = try self.header(String(parts[0]), headerBytes)
-        let claims = try Self.object(payloadBytes, "payload")
-        let signingInput = Array(proof.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard Self.verifies(signature, over: signingInput, alg: alg, key: key.key) else {
+        let (alg, key) = try self.header(bytes[..<first])
+        guard let claims = DPoPClaims.parse(payloadBytes) else { throw DPoPError(.malformed, "the payload is not a JSON object") }
+        guard key.verifies(signature, over: Array(bytes[..<second]), alg: alg) else {
             throw DPoPError(.invalidSignature, "the proof's signature does not verify with its jwk")
         }
-        guard let jti = claims["jti"] as? String, !jti.isEmpty, jti.utf8.count <= 256 else {
+        guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256 else {
             throw DPoPError(.malformed, "the proof needs a jti of 1 to 256 bytes")
         }
-        guard claims["htm"] as? String == method else { throw DPoPError(.methodMismatch, "htm is not this request's method") }
+        guard claims.htm == method else { throw DPoPError(.methodMismatch, "htm is not this request's method") }
         // htu names the URI without query and fragment (§4.2): one that carries either is refused, and the request's
         // own query is ignored. The same text needs no normalisation (a client's usual case).
-        guard let htu = claims["htu"] as? String, !htu.contains("?"), !htu.contains("#"),
+        guard let htu = claims.htu, !htu.utf8.contains(UInt8(ascii: "?")), !htu.utf8.contains(UInt8(ascii: "#")),
             htu == url || DPoPURL.normalize(htu).map({ $0 == DPoPURL.normalize(url) }) == true
         else {
             throw DPoPError(.urlMismatch, "htu is not this request's URL (without query and fragment)")
         }
-        guard let iat = (claims["iat"] as? NSNumber).map({ Date(timeIntervalSince1970: $0.doubleValue) }), !(claims["iat"] is Bool) else {
-            throw DPoPError(.malformed, "the proof has no numeric iat")
-        }
+        guard let iatSeconds = claims.iat else { throw DPoPError(.malformed, "the proof has no numeric iat") }
+        let iat = Date(timeIntervalSince1970: iatSeconds)
         guard iat.timeIntervalSince(now) <= self.allowedSkew else { throw DPoPError(.future, "iat is ahead of the server's clock") }
         guard now.timeIntervalSince(iat) <= self.maximumAge else { throw DPoPError(.stale, "the proof is older than \(Int(self.maximumAge)) seconds") }
-        let ath = claims["ath"] as? String
         if let accessToken {
-            guard let ath else { throw DPoPError(.missingAccessTokenHash, "a proof sent with an access token needs ath") }
-            let expected = Base64.urlEncode(Array(SHA256.hash(data: Array(accessToken.utf8))))
-            guard ConstantTime.equal(Array(ath.utf8), Array(expected.utf8)) else {
+            guard let ath = claims.ath else { throw DPoPError(.missingAccessTokenHash, "a proof sent with an access token needs ath") }
+            let expected = Array(SHA256.hash(data: Array(accessToken.utf8)))
+            guard let sent = Base64.urlDecodeCanonical(Array(ath.utf8)), ConstantTime.equal(sent, expected) else {
                 throw DPoPError(.accessTokenHashMismatch, "ath is not the hash of the access token sent")
             }
-        } else if ath != nil {
+        } else if claims.ath != nil {
             throw DPoPError(.unexpectedAccessTokenHash, "ath without an access token")
         }
-        let nonce = claims["nonce"] as? String
         if let acceptNonce {
-            guard let nonce else { throw DPoPError(.nonceRequired, "the server demands a nonce") }
+            guard let nonce = claims.nonce else { throw DPoPError(.nonceRequired, "the server demands a nonce") }
             guard acceptNonce(nonce) else { throw DPoPError(.nonceMismatch, "the nonce is not a current one of this server") }
         }
-        return VerifiedDPoPProof(thumbprint: key.thumbprint, jti: jti, issuedAt: iat, nonce: nonce)
+        return VerifiedDPoPProof(thumbprint: key.thumbprint, jti: jti, issuedAt: iat, nonce: claims.nonce)
     }
 
     /// The header's `alg` and key, checked (`typ`, an accepted `alg`, a public `jwk`); from the cache when this header
-    /// text was read before.
-    private func header(_ text: String, _ bytes: [UInt8]) throws(DPoPError) -> (String, DPoPPublicKey) {
-        if let known = self.headers.value(for: text) {
+    /// text was read before (then it is not decoded again).
+    private func header(_ text: ArraySlice<UInt8>) throws(DPoPError) -> (String, DPoPPublicKey) {
+        let key = String(decoding: text, as: UTF8.self)
+        if let known = self.headers.value(for: key) {
             guard self.algorithms.contains(known.0) else { throw DPoPError(.unsupportedAlgorithm, "alg \(known.0.prefix(16)) is not accepted") }
             return known
+        }
+        guard let bytes = Base64.urlDecodeCanonical(text) else {
+            throw DPoPError(.malformed, "the proof is not one compact JWS (three base64url parts)")
         }
         let header = try Self.object(bytes, "header")
         guard header["typ"] as? String == "dpop+jwt" else { throw DPoPError(.wrongType, "typ must be dpop+jwt") }
         guard let alg = header["alg"] as? String else { throw DPoPError(.malformed, "the header has no alg") }
         guard self.algorithms.contains(alg) else { throw DPoPError(.unsupportedAlgorithm, "alg \(alg.prefix(16)) is not accepted") }
         guard let jwk = header["jwk"] as? [String: Any] else { throw DPoPError(.invalidKey, "the header has no jwk") }
-        let key = try DPoPPublicKey(jwk: jwk)
-        self.headers.set((alg, key), for: text)
-        return (alg, key)
+        let parsed = try DPoPPublicKey(jwk: jwk)
+        self.headers.set((alg, parsed), for: key)
+        return (alg, parsed)
     }
 
+    /// A JSON object read by Foundation: the header, once per key (then cached; its `jwk` is a nested object).
     private static func object(_ bytes: [UInt8], _ what: String) throws(DPoPError) -> [String: Any] {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
             throw DPoPError(.malformed, "the \(what) is not a JSON object")
         }
         return object
-    }
-
-    static func verifies(_ signature: [UInt8], over input: [UInt8], alg: String, key: DPoPPublicKey.Key) -> Bool {
-        switch (alg, key) {
-        case ("ES256", .p256(let x, let y)):
-            // JWS ES256 is the raw 64-byte r‖s (RFC 7518 §3.4), never DER.
-            guard signature.count == 64, let publicKey = try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y),
-                let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
-            else {
-                return false
-            }
-            return publicKey.isValidSignature(parsed, for: input)
-        case ("EdDSA", .ed25519(let x)):
-            guard let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: x) else { return false }
-            return publicKey.isValidSignature(signature, for: input)
-        case ("RS256", .rsa(let n, let e)), ("PS256", .rsa(let n, let e)):
-            guard signature.count == n.count, let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e) else { return false }
-            let padding: _RSA.Signing.Padding = alg == "PS256" ? .PSS : .insecurePKCS1v1_5
-            return publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: padding)
-        default:
-            return false  // an alg that does not fit the key's type
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 public import Foundation
 import Crypto
+import _CryptoExtras
 import TouchstoneCrypto
 
 /// A DPoP proof's public key (its `jwk` header): P-256 (`EC`), Ed25519 (`OKP`) or RSA, public members only.
@@ -7,6 +8,21 @@ public struct DPoPPublicKey: Sendable, Hashable {
     /// The RFC 7638 thumbprint's input: the required members in lexicographic order, no white space.
     let canonicalJSON: String
     let key: Key
+    /// The JWK SHA-256 thumbprint (RFC 7638), base64url: what `cnf.jkt` and `dpop_jkt` carry. Computed once, with the
+    /// key (a verifier keeps keys it has read).
+    public let thumbprint: String
+    /// The key as swift-crypto verifies with it, made once (a P-256 point's decoding and check cost a few
+    /// microseconds a proof otherwise).
+    let verifying: VerifyingKey
+
+    enum VerifyingKey: Sendable {
+        case p256(P256.Signing.PublicKey)
+        case ed25519(Curve25519.Signing.PublicKey)
+        case rsa(_RSA.Signing.PublicKey)
+    }
+
+    public static func == (lhs: DPoPPublicKey, rhs: DPoPPublicKey) -> Bool { lhs.canonicalJSON == rhs.canonicalJSON }
+    public func hash(into hasher: inout Hasher) { hasher.combine(self.canonicalJSON) }
 
     enum Key: Sendable, Hashable {
         case p256(x: [UInt8], y: [UInt8])
@@ -36,29 +52,34 @@ public struct DPoPPublicKey: Sendable, Hashable {
         case "EC":
             guard try member("crv") == "P-256" else { throw DPoPError(.invalidKey, "the only EC curve accepted is P-256") }
             let (x, y) = (try bytes("x"), try bytes("y"))
-            guard x.count == 32, y.count == 32, (try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y)) != nil else {
+            guard x.count == 32, y.count == 32, let point = try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y) else {
                 throw DPoPError(.invalidKey, "x and y are not a P-256 point")
             }
             self.key = .p256(x: x, y: y)
+            self.verifying = .p256(point)
             self.canonicalJSON = #"{"crv":"P-256","kty":"EC","x":"\#(Base64.urlEncode(x))","y":"\#(Base64.urlEncode(y))"}"#
         case "OKP":
             guard try member("crv") == "Ed25519" else { throw DPoPError(.invalidKey, "the only OKP curve accepted is Ed25519") }
             let x = try bytes("x")
-            guard x.count == 32, (try? Ed25519KeyValidation.validate(x)) != nil else {
+            guard x.count == 32, (try? Ed25519KeyValidation.validate(x)) != nil, let point = try? Curve25519.Signing.PublicKey(rawRepresentation: x) else {
                 throw DPoPError(.invalidKey, "x is not a valid Ed25519 public key")
             }
             self.key = .ed25519(x)
+            self.verifying = .ed25519(point)
             self.canonicalJSON = #"{"crv":"Ed25519","kty":"OKP","x":"\#(Base64.urlEncode(x))"}"#
         case "RSA":
             let (n, e) = (try bytes("n"), try bytes("e"))
             guard n.first != 0, e.first != 0, (2048...8192).contains(n.count * 8), n.last.map({ $0 & 1 == 1 }) == true else {
                 throw DPoPError(.invalidKey, "the RSA modulus must be 2048 to 8192 bits, odd, without leading zeros")
             }
+            guard let key = try? _RSA.Signing.PublicKey(n: n, e: e) else { throw DPoPError(.invalidKey, "n and e are not an RSA public key") }
             self.key = .rsa(n: n, e: e)
+            self.verifying = .rsa(key)
             self.canonicalJSON = #"{"e":"\#(Base64.urlEncode(e))","kty":"RSA","n":"\#(Base64.urlEncode(n))"}"#
         case let other:
             throw DPoPError(.invalidKey, "unsupported key type '\(other.prefix(16))'")
         }
+        self.thumbprint = Base64.urlEncode(Array(SHA256.hash(data: Array(self.canonicalJSON.utf8))))
     }
 
     /// The JWS algorithm this key signs with outside a proof (a registration's proof-key signature): ES256 for P-256
@@ -79,11 +100,25 @@ public struct DPoPPublicKey: Sendable, Hashable {
 
     /// Whether `signature` is this key's signature over `message` with ``algorithm``.
     public func isValidSignature(_ signature: [UInt8], over message: [UInt8]) -> Bool {
-        DPoPVerifier.verifies(signature, over: message, alg: self.algorithm, key: self.key)
+        self.verifies(signature, over: message, alg: self.algorithm)
     }
 
-    /// The JWK SHA-256 thumbprint (RFC 7638), base64url: what `cnf.jkt` and `dpop_jkt` carry.
-    public var thumbprint: String {
-        Base64.urlEncode(Array(SHA256.hash(data: Array(self.canonicalJSON.utf8))))
+    /// Whether `signature` is this key's JWS signature with `alg` over `input`; false for an `alg` that does not fit
+    /// the key's type.
+    func verifies(_ signature: [UInt8], over input: [UInt8], alg: String) -> Bool {
+        switch (alg, self.verifying) {
+        case ("ES256", .p256(let key)):
+            // JWS ES256 is the raw 64-byte r‖s (RFC 7518 §3.4), never DER.
+            guard signature.count == 64, let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+            return key.isValidSignature(parsed, for: input)
+        case ("EdDSA", .ed25519(let key)):
+            return key.isValidSignature(signature, for: input)
+        case ("RS256", .rsa(let key)), ("PS256", .rsa(let key)):
+            guard case .rsa(let n, _) = self.key, signature.count == n.count else { return false }
+            let padding: _RSA.Signing.Padding = alg == "PS256" ? .PSS : .insecurePKCS1v1_5
+            return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: padding)
+        default:
+            return false
+        }
     }
 }

@@ -41,6 +41,16 @@ public enum Base64 {
         return string.withUTF8 { Self.decodeUnpadded($0, allowStandard: false) }
     }
 
+    /// ``urlDecodeCanonical(_:)`` of text already in bytes (a part of a JWS, say).
+    public static func urlDecodeCanonical(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        text.withUnsafeBufferPointer { Self.decodeUnpadded($0, allowStandard: false) }
+    }
+
+    /// ``urlDecodeCanonical(_:)`` of text already in bytes.
+    public static func urlDecodeCanonical(_ text: [UInt8]) -> [UInt8]? {
+        text.withUnsafeBufferPointer { Self.decodeUnpadded($0, allowStandard: false) }
+    }
+
     /// Encodes bytes as base64url without padding.
     public static func urlEncode(_ bytes: some DataProtocol) -> String {
         Self.urlEncode([UInt8](bytes))
