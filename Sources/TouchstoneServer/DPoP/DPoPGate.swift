@@ -58,6 +58,15 @@ struct DPoPGate: Sendable {
     /// - Parameter accessToken: the token sent with the proof (`ath` must be its hash); nil at a token endpoint.
     /// - Throws: ``DPoPError`` for a malformed, mismatched, stale, replayed or nonce-less proof, or two `DPoP` headers.
     func proof(of request: Request, accessToken: String?) async throws -> VerifiedDPoPProof? {
+        guard let pending = try self.unrecordedProof(of: request, accessToken: accessToken) else { return nil }
+        try await pending.record(in: self.store)
+        return pending.proof
+    }
+
+    /// The verified proof of `request` whose `jti` is still to be recorded (``UnrecordedProof/record(in:)``), in the
+    /// transaction of what the proof is for: a grant records it with its own writes, one commit for both, and a
+    /// replay rolls the grant back. Nil when the request has no `DPoP` header.
+    func unrecordedProof(of request: Request, accessToken: String?) throws -> UnrecordedProof? {
         let values = request.headers[values: Self.header]
         guard let proof = values.first else { return nil }
         guard values.count == 1 else { throw DPoPError(.malformed, "a request carries at most one DPoP header") }
@@ -71,11 +80,26 @@ struct DPoPGate: Sendable {
             at: now
         )
         // Kept until the proof would be refused as stale anyway (its iat may be a little ahead of this clock).
-        let until = max(verified.issuedAt, now).addingTimeInterval(self.verifier.maximumAge + 1)
-        guard try await self.store.recordDPoPProof(thumbprint: verified.thumbprint, jti: verified.jti, expiresAt: until) else {
-            throw DPoPError(.replayed, "this proof's jti was used before")
+        return UnrecordedProof(proof: verified, until: max(verified.issuedAt, now).addingTimeInterval(self.verifier.maximumAge + 1))
+    }
+
+    /// A proof that passed every check but the replay check, which ``record(in:)`` makes.
+    struct UnrecordedProof: Sendable {
+        let proof: VerifiedDPoPProof
+        /// How long its `jti` is kept.
+        let until: Date
+
+        var thumbprint: String { self.proof.thumbprint }
+
+        /// Records the `jti` in `store` (a unit of work's, or the store itself): one statement that checks and records,
+        /// so two instances cannot both accept it.
+        ///
+        /// - Throws: ``DPoPError`` `replayed` when the `jti` was recorded before.
+        func record(in store: any DPoPStore) async throws {
+            guard try await store.recordDPoPProof(thumbprint: self.proof.thumbprint, jti: self.proof.jti, expiresAt: self.until) else {
+                throw DPoPError(.replayed, "this proof's jti was used before")
+            }
         }
-        return verified
     }
 
     /// The URL `htu` must name: the public origin and the request's path (its query is no part of it).

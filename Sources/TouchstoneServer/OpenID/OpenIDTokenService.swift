@@ -17,18 +17,30 @@ struct OpenIDTokenService: Sendable {
 
     /// `grant_type=authorization_code`.
     ///
-    /// - Parameter dpopThumbprint: the thumbprint of the request's DPoP proof's key, if it carried one: the access
-    ///   token is bound to it, and so are a public client's refresh tokens (RFC 9449 §5).
+    /// - Parameter proof: the request's DPoP proof, if it carried one, its `jti` recorded here with the code's
+    ///   redemption (a replayed proof uses up no code): the access token is bound to its key, and so are a public
+    ///   client's refresh tokens (RFC 9449 §5).
     /// - Throws: `invalid_grant` for an unknown, expired or used code, another client's, another `redirect_uri`, a
     ///   wrong verifier, or a session that ended. A second use of a code revokes everything issued from it.
     ///   `DPoPError` when the code was bound to a key (`dpop_jkt`) the proof is not from.
-    func exchange(code: String, redirectURI: String, verifier: String, client: OAuthClientRecord, dpopThumbprint: String?) async throws
-        -> Issued
+    func exchange(code: String, redirectURI: String, verifier: String, client: OAuthClientRecord, proof: DPoPGate.UnrecordedProof?)
+        async throws -> Issued
     {
         let now = self.provider.now()
+        let dpopThumbprint = proof?.thumbprint
         guard code.utf8.count <= 256 else { throw OAuthFailure(.invalidGrant("unknown authorization code")) }
+        let codeHash = Secrets.hash(token: code)
+        let redemption: AuthorizationCodeRedemption
+        if let proof {
+            redemption = try await self.provider.store.unitOfWork { tx in
+                try await proof.record(in: tx)
+                return try await tx.redeemAuthorizationCode(codeHash: codeHash, at: now)
+            }
+        } else {
+            redemption = try await self.provider.store.redeemAuthorizationCode(codeHash: codeHash, at: now)
+        }
         let record: AuthorizationCodeRecord
-        switch try await self.provider.store.redeemAuthorizationCode(codeHash: Secrets.hash(token: code), at: now) {
+        switch redemption {
         case .unknown:
             throw OAuthFailure(.invalidGrant("unknown authorization code"))
         case .replayed(let used):
@@ -105,9 +117,11 @@ struct OpenIDTokenService: Sendable {
     /// - Throws: `invalid_grant` for an unknown token, another client's, a revoked family, an ended session; a used
     ///   token is a reuse: its family is revoked and its Touchstone session ended. `invalid_scope` for a scope wider
     ///   than the family's. A token bound to a DPoP key (a public client's) needs a proof from that key: without it,
-    ///   `invalid_grant`, and the token stays unused (whoever sent it does not hold the key).
-    func refresh(token: String, scope: String?, client: OAuthClientRecord, dpopThumbprint: String?) async throws -> Issued {
+    ///   `invalid_grant`, and the token stays unused (whoever sent it does not hold the key). The proof's `jti` is
+    ///   recorded in the rotation's transaction (one commit; a replayed proof rolls the rotation back).
+    func refresh(token: String, scope: String?, client: OAuthClientRecord, proof: DPoPGate.UnrecordedProof?) async throws -> Issued {
         let now = self.provider.now()
+        let dpopThumbprint = proof?.thumbprint
         guard token.utf8.count <= 256 else { throw OAuthFailure(.invalidGrant("unknown refresh token")) }
         let next = self.provider.secrets.newToken()
         enum Outcome: Sendable {
@@ -120,6 +134,7 @@ struct OpenIDTokenService: Sendable {
         let outcome: Outcome
         do {
             outcome = try await self.provider.store.unitOfWork { tx in
+                try await proof?.record(in: tx)
                 switch try await tx.useRefreshToken(tokenHash: Secrets.hash(token: token), at: now) {
                 case .unknown:
                     return .refused(.invalidGrant("unknown refresh token"))

@@ -44,12 +44,12 @@ struct TokenEndpointController {
         guard grants.contains(grantType) else {
             throw OAuthFailure(.unsupportedGrantType("grant_type must be authorization_code, refresh_token or \(BackchannelAuthenticationRequest.grantType)"))
         }
-        // The proof is checked before the grant is touched: a refused proof or a nonce challenge uses up no code.
-        let proof = try await self.dpop.proof(of: request, accessToken: nil)
+        // The proof is checked before the grant is touched, and its jti recorded in the grant's own transaction: a
+        // refused or replayed proof, or a nonce challenge, uses up no code and no refresh token.
+        let proof = try self.dpop.unrecordedProof(of: request, accessToken: nil)
         if proof == nil && client.record.dpopBoundAccessTokens {
             throw DPoPError(.missing, "this client gets tokens only with a DPoP proof")
         }
-        let thumbprint = proof?.thumbprint
         let issued: OpenIDTokenService.Issued
         switch grantType {
         case "authorization_code":
@@ -58,17 +58,19 @@ struct TokenEndpointController {
                 redirectURI: try form.required("redirect_uri"),
                 verifier: try form.required("code_verifier"),
                 client: client.record,
-                dpopThumbprint: thumbprint
+                proof: proof
             )
         case "refresh_token":
             issued = try await self.service.refresh(
                 token: try form.required("refresh_token"),
                 scope: try form.single("scope"),
                 client: client.record,
-                dpopThumbprint: thumbprint
+                proof: proof
             )
         default:
-            issued = try await self.backchannel.token(authReqId: try form.required("auth_req_id"), client: client.record, dpopThumbprint: thumbprint)
+            let authReqId = try form.required("auth_req_id")
+            try await proof?.record(in: self.dpop.store)
+            issued = try await self.backchannel.token(authReqId: authReqId, client: client.record, dpopThumbprint: proof?.thumbprint)
         }
         // Written without JSONEncoder: the token endpoint is the provider's hot path.
         var writer = JSONWriter(capacity: 2048)

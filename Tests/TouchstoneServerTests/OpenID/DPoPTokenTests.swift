@@ -168,6 +168,35 @@ struct DPoPTokenTests {
         }
     }
 
+    /// The proof's jti is recorded in the grant's own transaction: a replayed proof is refused and rolls the grant
+    /// back, so the code and the refresh token it came with are still good.
+    @Test func aReplayedProofUsesUpNeitherTheCodeNorTheRefreshToken() async throws {
+        try await TestServer.runWithAdminKey(configuration: Self.configuration()) { client, key, _ in
+            let app = try await client.registerClient(key: key, isPublic: true, firstParty: true)
+            let (email, _) = try await Flow.signUp(client)
+            let phone = DPoPProofMaker.p256()
+            let (code, verifier) = try await Self.code(client, app, email: email)
+            // A proof spent on an exchange that fails (an unknown code): its jti is recorded all the same.
+            let spent = phone.proof(url: Self.tokenURL)
+            let unknown = try await Self.exchange(client, app, "unknown-code", verifier, proof: spent)
+            #expect(unknown.status == .badRequest && unknown.value("error") == "invalid_grant")
+            let replayed = try await Self.exchange(client, app, code, verifier, proof: spent)
+            #expect(replayed.status == .badRequest && replayed.value("error") == "invalid_dpop_proof", "\(String(decoding: replayed.body, as: UTF8.self))")
+            let tokens = try await Self.exchange(client, app, code, verifier, proof: phone.proof(url: Self.tokenURL))
+            try #require(tokens.status == .ok, "the code was used up by a refused proof: \(String(decoding: tokens.body, as: UTF8.self))")
+            let refresh = try #require(tokens.value("refresh_token") as String?)
+            // The same at refresh: the first proof rotates, its replay with the next token is refused and rotates
+            // nothing, and the next token still rotates with a fresh proof.
+            let first = phone.proof(url: Self.tokenURL)
+            let rotated = try await Self.refresh(client, app, refresh, proof: first)
+            let next = try #require(rotated.value("refresh_token") as String?, "\(String(decoding: rotated.body, as: UTF8.self))")
+            let again = try await Self.refresh(client, app, next, proof: first)
+            #expect(again.status == .badRequest && again.value("error") == "invalid_dpop_proof")
+            let fresh = try await Self.refresh(client, app, next, proof: phone.proof(url: Self.tokenURL))
+            #expect(fresh.status == .ok, "the refresh token was used up by a refused proof: \(String(decoding: fresh.body, as: UTF8.self))")
+        }
+    }
+
     @Test func withNoncesOnAProofWithoutOneGetsUseDPoPNonceAndTheCodeSurvives() async throws {
         let configuration = Self.configuration { $0.dpop.requireNonce = true }
         try await TestServer.runWithAdminKey(configuration: configuration) { client, key, _ in
