@@ -44,25 +44,56 @@ public struct DPoPProofSigner: Sendable {
     let store: any ProofKeyStore
     let tag: String
     public let publicKey: ProofKeyPublicKey
+    /// The proof header, base64url: the same for every proof of this key (`alg`, `jwk`, `typ`), so made once.
+    let encodedHeader: String
 
     /// A signer for the proof key under `tag` in `store`, whose public key is `publicKey`.
     public init(store: any ProofKeyStore, tag: String, publicKey: ProofKeyPublicKey) {
         self.store = store
         self.tag = tag
         self.publicKey = publicKey
+        let jwk = publicKey.jwk
+        // Members in lexicographic order, no white space (what JSONSerialization's sortedKeys wrote before).
+        let header = #"{"alg":"ES256","jwk":{"crv":"P-256","kty":"EC","x":"\#(jwk["x"]!)","y":"\#(jwk["y"]!)"},"typ":"dpop+jwt"}"#
+        self.encodedHeader = Base64.urlEncode(Array(header.utf8))
     }
 
     /// A proof for one request: `typ` `dpop+jwt`, ES256, the public `jwk`; `jti`, `htm`, `htu` (the URL without query
     /// and fragment), `iat`, and `ath` (the SHA-256 of `accessToken`) and `nonce` when given.
+    ///
+    /// Written without a JSON encoder: a bound session signs one per request, so the proof is a few string appends
+    /// and one signature.
     public func proof(method: String, url: String, accessToken: String?, nonce: String?, issuedAt: Date, jti: String = UUID().uuidString)
         async throws -> String
     {
-        let header: [String: Any] = ["typ": "dpop+jwt", "alg": "ES256", "jwk": self.publicKey.jwk]
-        var claims: [String: Any] = ["jti": jti, "htm": method, "htu": Self.withoutQuery(url), "iat": Int(issuedAt.timeIntervalSince1970)]
-        if let accessToken { claims["ath"] = Base64.urlEncode(Array(SHA256.hash(data: Array(accessToken.utf8)))) }
-        if let nonce { claims["nonce"] = nonce }
-        let input = try Self.part(header) + "." + Self.part(claims)
+        var claims = "{"
+        if let accessToken { claims += #""ath":"\#(Base64.urlEncode(Array(SHA256.hash(data: Array(accessToken.utf8)))))","# }
+        claims += #""htm":\#(Self.jsonString(method)),"htu":\#(Self.jsonString(Self.withoutQuery(url))),"#
+        claims += #""iat":\#(Int(issuedAt.timeIntervalSince1970)),"jti":\#(Self.jsonString(jti))"#
+        if let nonce { claims += #","nonce":\#(Self.jsonString(nonce))"# }
+        claims += "}"
+        let input = self.encodedHeader + "." + Base64.urlEncode(Array(claims.utf8))
         return input + "." + Base64.urlEncode(try await self.signRaw(Array(input.utf8)))
+    }
+
+    /// `text` as a JSON string (RFC 8259 §7): quote, backslash and control characters escaped, nothing else.
+    static func jsonString(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return "\"\(text)\"" }
+        var escaped = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
     }
 
     /// The raw 64-byte r‖s signature JWS needs (RFC 7518 §3.4), whatever the store returns.
@@ -89,10 +120,6 @@ public struct DPoPProofSigner: Sendable {
 
     static func withoutQuery(_ url: String) -> String {
         String(url.prefix { $0 != "?" && $0 != "#" })
-    }
-
-    private static func part(_ object: [String: Any]) throws -> String {
-        Base64.urlEncode(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])))
     }
 }
 

@@ -20,6 +20,9 @@ public actor SoftwareKeyStore: DeviceKeyStore {
     private var memory: [String: StoredKey] = [:]
     /// Keys made unusable by ``invalidateKey(tag:)``, as the OS does when biometric enrolment changes.
     private var invalidated: Set<String> = []
+    /// Proof keys already read, by their stored tag: a proof key signs every request of a bound session, and reading a key (its
+    /// file, its base64, the public point computed from the scalar) cost more than the signature.
+    private var proofKeys: [String: P256.Signing.PrivateKey] = [:]
     /// ES256 signatures in DER (as `SecKeyCreateSignature`) or raw `r‖s` (as CryptoKit).
     private let ecdsaSignatureFormat: ECDSASignatureFormat
 
@@ -101,6 +104,7 @@ public actor SoftwareKeyStore: DeviceKeyStore {
 
     public func deleteKey(tag: String) async throws {
         self.invalidated.remove(tag)
+        self.proofKeys[tag] = nil
         if let url = self.fileURL(tag) {
             if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
         } else {
@@ -155,8 +159,16 @@ extension SoftwareKeyStore: ProofKeyStore {
     }
 
     public func signWithProofKey(_ message: [UInt8], tag: String) async throws -> [UInt8] {
-        guard let key = try self.p256Key(Self.proofTag(tag)) else {
-            throw BiometricLoginError(.notEnabled, "no proof key with tag \(tag)")
+        let stored = Self.proofTag(tag)
+        let key: P256.Signing.PrivateKey
+        if let known = self.proofKeys[stored] {
+            key = known
+        } else {
+            guard let loaded = try self.p256Key(stored) else {
+                throw BiometricLoginError(.notEnabled, "no proof key with tag \(tag)")
+            }
+            self.proofKeys[stored] = loaded
+            key = loaded
         }
         return [UInt8](try key.signature(for: message).rawRepresentation)
     }
