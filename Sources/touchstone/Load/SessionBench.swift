@@ -34,6 +34,9 @@ struct SessionBench: AsyncParsableCommand {
     @Flag(name: .long, help: "Sessions bound to a proof key (DPoP proofs on every call).")
     var dpop = false
 
+    @Option(name: .long, help: "Calls per second in all, spread evenly over the phones (default: as fast as they go). At one rate, bearer and bound calls compare by the server's CPU per call alone.")
+    var rate: Double?
+
     @Option(name: .customLong("server-pid"), help: "Process id of the server, to report its CPU per call.")
     var serverPids: [Int32] = []
 
@@ -42,6 +45,7 @@ struct SessionBench: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...10_000).contains(self.phones) else { throw ValidationError("--phones must be 1...10000") }
+        if let rate = self.rate, !(rate > 0 && rate <= 1_000_000) { throw ValidationError("--rate must be in (0, 1000000]") }
         guard self.duration > 0, self.duration <= 3600, self.warmup >= 0, self.warmup <= 600 else {
             throw ValidationError("--duration must be in (0, 3600] and --warmup in [0, 600]")
         }
@@ -99,11 +103,21 @@ struct SessionBench: AsyncParsableCommand {
         let measureFrom = clock.now + .milliseconds(Int(self.warmup * 1000))
         let end = measureFrom + .milliseconds(Int(self.duration * 1000))
         let sampler = MemorySampler(pids: self.serverPids)
+        // With --rate, each phone calls once per interval (phones / rate), starting at staggered offsets; a phone behind
+        // its schedule calls at once but never saves up more than one missed call.
+        let interval: Duration? = self.rate.map { .nanoseconds(Int64(Double(self.phones) / $0 * 1e9)) }
+        let phoneCount = phones.count
         let results = try await withThrowingTaskGroup(of: DeviceResult.self) { tasks in
-            for (client, token) in phones {
+            for (index, (client, token)) in phones.enumerated() {
                 tasks.addTask {
                     var result = DeviceResult()
+                    var next = interval.map { clock.now + $0 * index / phoneCount } ?? clock.now
                     while clock.now < end {
+                        if let interval {
+                            let now = clock.now
+                            if next > now { try await Task.sleep(until: next, clock: clock) } else if now - next > interval { next = now }
+                            next += interval
+                        }
                         let started = clock.now
                         do {
                             _ = try await client.currentSession(token: token)
