@@ -36,12 +36,20 @@ trap cleanup EXIT
 swift build -c release --product touchstone >&2
 bin=.build/release/touchstone
 
+# The DPoP side by side runs the server on one core and the load generator on the other, when it can: the load
+# generator signs a proof per request (a phone's work, elsewhere in production), which on shared cores would take the
+# server's CPU and make a rate the load generator's as much as the server's.
+pin_server=() pin_load=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin_server=(taskset -c 0) pin_load=(taskset -c 1); fi
+server_prefix=()
+
 # start_server PORT DATABASE [ENV=VALUE...]: starts a server in the background, waits until it is ready; sets $server_pid.
+# The server runs under ${server_prefix[@]} (a core of its own for the DPoP runs).
 start_server() {
   local port=$1 database=$2
   shift 2
   env TOUCHSTONE_BCRYPT_COST=4 TOUCHSTONE_LOG_LEVEL=warning TOUCHSTONE_RATE_LIMITS=off "$@" \
-    "$bin" serve --host 127.0.0.1 --port "$port" --database "$database" >"$work/server-$port.log" 2>&1 &
+    ${server_prefix[@]+"${server_prefix[@]}"} "$bin" serve --host 127.0.0.1 --port "$port" --database "$database" >"$work/server-$port.log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")
   for _ in $(seq 1 200); do
@@ -108,18 +116,20 @@ oidc_client=$("$bin" clients create --database "sqlite:$oidc_db" --name Bench --
 oidc_id=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["clientId"])' "$oidc_client")
 oidc_secret=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["clientSecret"])' "$oidc_client")
 start_server 18406 "sqlite:$oidc_db"
-# Each mode without, then with DPoP proofs (issue #43: the token endpoint and UserInfo checking a proof per request).
-for run in flow refresh dpop-flow dpop-refresh; do
-  mode=${run#dpop-}
-  dpop=(); [ "$run" != "$mode" ] && dpop=(--dpop)
-  echo "== oidc: $run, 64 browsers" >&2
-  "$bin" bench oidc --server http://127.0.0.1:18406 --client-id "$oidc_id" --client-secret "$oidc_secret" \
+# oidc_run RUN [LABEL_PREFIX] [LOAD_PREFIX...]: one `bench oidc` run (flow, refresh, dpop-flow, dpop-refresh).
+oidc_run() {
+  local run=$1 prefix=$2 mode=${1#dpop-}
+  shift 2
+  local dpop=(); [ "$run" != "$mode" ] && dpop=(--dpop)
+  echo "== ${prefix}oidc: $run, 64 browsers" >&2
+  "$@" "$bin" bench oidc --server "http://127.0.0.1:$oidc_port" --client-id "$oidc_id" --client-secret "$oidc_secret" \
     --redirect-uri http://127.0.0.1/cb --mode "$mode" --browsers 64 --duration "$duration" --warmup 1 --server-pid "$server_pid" \
     "${dpop[@]}" --json >"$work/oidc.json"
-  python3 - "$run" "$work/oidc.json" >>"$results" <<'PY'
+  python3 - "$run" "$prefix" "$work/oidc.json" >>"$results" <<'PY'
 import json, sys
-report = json.load(open(sys.argv[2]))
-report["label"] = ("dpop-oidc-" + sys.argv[1][5:]) if sys.argv[1].startswith("dpop-") else "oidc-" + sys.argv[1]
+run, prefix = sys.argv[1], sys.argv[2]
+report = json.load(open(sys.argv[3]))
+report["label"] = prefix + (("dpop-oidc-" + run[5:]) if run.startswith("dpop-") else "oidc-" + run)
 print(json.dumps(report))
 PY
   tail -1 "$results" | python3 -c '
@@ -127,25 +137,41 @@ import json, sys
 r = json.load(sys.stdin)
 l = r["latencyMs"]
 print("   %.0f/s  p50 %.2f ms  p99 %.2f ms  errors %s" % (r["perSecond"], l["p50"], l["p99"], r["errors"]), file=sys.stderr)'
-done
+}
+oidc_port=18406
+for run in flow refresh; do oidc_run "$run" ""; done
+stop_servers
+
+# DPoP (issue #43), side by side: the server on one core, the load generator on the other (above). The token endpoint
+# and UserInfo checking a proof per request; the refresh grants twice alternately.
+server_prefix=(${pin_server[@]+"${pin_server[@]}"})
+oidc_port=18408
+start_server 18408 "sqlite:$oidc_db"
+for run in flow dpop-flow refresh dpop-refresh refresh dpop-refresh; do oidc_run "$run" "pinned-" ${pin_load[@]+"${pin_load[@]}"}; done
 stop_servers
 
 # Calls with a phone's session (issue #43): GET /v1/session, bearer sessions and sessions bound to the phone's proof
-# key (a DPoP proof per call), 64 phones each, alternately twice.
+# key (a DPoP proof per call), 64 phones each, alternately twice: as fast as the phones go, then at one rate for both
+# ($session_rate calls/s), where the server's CPU per call compares the two at the same load.
+session_rate=${SESSION_RATE:-4000}
 start_server 18407 "sqlite:$work/session.sqlite"
-for run in bearer dpop bearer dpop; do
-  dpop=(); [ "$run" = dpop ] && dpop=(--dpop)
+for run in bearer dpop bearer dpop rate-bearer rate-dpop rate-bearer rate-dpop; do
+  extra=(); [ "${run#rate-}" = dpop ] && extra=(--dpop)
+  [ "$run" != "${run#rate-}" ] && extra+=(--rate "$session_rate")
   echo "== session: $run, 64 phones" >&2
-  "$bin" bench session --server http://127.0.0.1:18407 --phones 64 --duration "$duration" --warmup 1 --server-pid "$server_pid" \
-    "${dpop[@]}" --json >"$work/session.json"
-  python3 - "$run" "$work/session.json" >>"$results" <<'PY'
+  ${pin_load[@]+"${pin_load[@]}"} "$bin" bench session --server http://127.0.0.1:18407 --phones 64 --duration "$duration" --warmup 1 \
+    --server-pid "$server_pid" "${extra[@]}" --json >"$work/session.json"
+  python3 - "$run" "$session_rate" "$work/session.json" >>"$results" <<'PY'
 import json, sys
-report = json.load(open(sys.argv[2]))
+report = json.load(open(sys.argv[3]))
 report["label"] = "session-" + sys.argv[1]
+if sys.argv[1].startswith("rate-"):
+    report["rate"] = float(sys.argv[2])
 print(json.dumps(report))
 PY
 done
 stop_servers
+server_prefix=()
 
 # Round one's switches (docs/performance.md): group commit and key cache off and on, same binary, same run.
 for variant in "before:TOUCHSTONE_SQLITE_COMMIT_BATCH=1 TOUCHSTONE_KEY_CACHE_SIZE=0" \
