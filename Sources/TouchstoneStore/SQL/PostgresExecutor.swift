@@ -261,9 +261,19 @@ public final class PostgresExecutor: SQLExecutor {
     /// One step of the monitor (it runs until ``shutdown()``): while the breaker is closed, a query through the pool
     /// (an unavailability opens the breaker, in ``withConnection(_:)``), then a pause of ``healthInterval``; while it is
     /// open, a direct probe, and on success a fresh pool and a closed breaker, else a pause of ``probeInterval``.
+    ///
+    /// Neither the check nor the probe can hold the monitor: each is bounded (``bounded(_:_:)``). A check through the
+    /// pool that has not answered within ``healthCheckTimeout`` (a pooled connection whose server went away without a
+    /// word) opens the breaker, so probes start and a fresh pool replaces the stuck one.
     private func monitorStep() async {
         if !self.breaker.isOpen {
-            _ = try? await self.withConnection { connection in try await connection.query("SELECT 1", logger: self.logger) }
+            let checked = await Self.bounded(Self.healthCheckTimeout) { [self] in
+                _ = try? await self.withConnection { connection in try await connection.query("SELECT 1", logger: self.logger) }
+                return true
+            }
+            if checked == nil, self.breaker.trip("no answer to a health check within \(Self.healthCheckTimeout)") {
+                self.logger.warning("PostgreSQL unavailable, answering 503 until it is back: no answer to a health check within \(Self.healthCheckTimeout)")
+            }
             try? await Task.sleep(for: Self.healthInterval)
         } else if await self.probe() {
             self.replacePool()
@@ -274,15 +284,60 @@ public final class PostgresExecutor: SQLExecutor {
         }
     }
 
-    /// Whether a new connection, outside the pool, can be opened and answers a query.
+    /// Whether a new connection, outside the pool, can be opened and answers a query within ``probeTimeout``.
     private func probe() async -> Bool {
-        guard let connection = try? await PostgresConnection.connect(configuration: self.probeConfiguration, id: 0, logger: self.logger)
-        else {
-            return false
+        await Self.probe(configuration: self.probeConfiguration, timeout: Self.probeTimeout, logger: self.logger)
+    }
+
+    /// How long a probe may take before it counts as a failure.
+    static let probeTimeout: Duration = .seconds(3)
+
+    /// Whether a new connection can be opened with `configuration` and answers `SELECT 1`, all within `timeout`.
+    ///
+    /// A probe that does not finish in time counts as a failure, and its attempt is cancelled and left to end on its
+    /// own (closing what it opened): the monitor never waits on it. Before, the probe's connection waited as long as
+    /// PostgresNIO's own timeouts allowed (about 10 s for a server that takes the connection and never answers), and
+    /// its query and close had none. CI once saw an instance answer 503 for the full minute after its database was
+    /// back, its monitor never logging a recovery; which wait held it is not known, so the probe and the health check
+    /// are both bounded.
+    static func probe(configuration: PostgresConnection.Configuration, timeout: Duration, logger: Logger) async -> Bool {
+        let answered = await Self.bounded(timeout) { () -> Bool in
+            guard let connection = try? await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger) else {
+                return false
+            }
+            let answered = (try? await connection.query("SELECT 1", logger: logger)) != nil
+            try? await connection.close()
+            return answered
         }
-        let answered = (try? await connection.query("SELECT 1", logger: self.logger)) != nil
-        try? await connection.close()
-        return answered
+        return answered ?? false
+    }
+
+    /// How long a health check through the pool may take before the database counts as unreachable.
+    static let healthCheckTimeout: Duration = .seconds(10)
+
+    /// `operation`'s result, or nil when it has not finished within `timeout`: it is then cancelled and left to end on
+    /// its own, and the caller goes on without waiting for it.
+    static func bounded<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
+        let attempt = Task { await operation() }
+        let outcome = NIOLockedValueBox<Bool>(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            let finish = { @Sendable (value: T?) in
+                let first = outcome.withLockedValue { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: value) }
+            }
+            let timer = Task {
+                do { try await Task.sleep(for: timeout) } catch { return }  // cancelled: the operation finished first
+                attempt.cancel()
+                finish(nil)
+            }
+            Task {
+                finish(await attempt.value)
+                timer.cancel()
+            }
+        }
     }
 
     /// Replaces the pool with a fresh one; the old one is shut down (its leases, if any, fail and answer 503).
