@@ -14,24 +14,37 @@ public protocol DPoPReplayCache: Sendable {
 /// new `jti` is refused (counted as a replay) rather than an unexpired one forgotten, so a flood cannot make room for
 /// a replay.
 public final class InMemoryDPoPReplayCache: DPoPReplayCache {
-    private let state: Mutex<(entries: [String: Date], order: [(String, Date)])>
+    private struct State {
+        var entries: [String: Date] = [:]
+        /// The entries in the order they came, from `head` on (the ones before it were dropped): a `jti`'s expiry
+        /// depends on its proof's `iat`, so the order is only roughly that of their expiries.
+        var order: [(key: String, until: Date)] = []
+        var head = 0
+    }
+
+    private let state = Mutex(State())
     public let capacity: Int
 
     public init(capacity: Int = 100_000) {
         self.capacity = capacity
-        self.state = Mutex(([:], []))
     }
 
     public func use(jti: String, thumbprint: String, until: Date, at now: Date) async throws -> Bool {
         let key = thumbprint + " " + jti
         return self.state.withLock { state in
-            // Drop what expired, oldest first (entries are kept in insertion order; their expiries grow with it).
-            var dropped = 0
-            while dropped < state.order.count, state.order[dropped].1 < now {
-                state.entries[state.order[dropped].0] = nil
-                dropped += 1
+            // Drop what expired from the front. An entry is removed only by its own expiry: a `jti` that expired behind
+            // a later one and came again has a newer entry further on, which must stay.
+            while state.head < state.order.count, state.order[state.head].until < now {
+                let (dropped, expiry) = state.order[state.head]
+                if state.entries[dropped] == expiry { state.entries[dropped] = nil }
+                state.head += 1
             }
-            if dropped > 0 { state.order.removeFirst(dropped) }
+            // The dropped front is cut off once it is most of the array, so each entry is moved a bounded number of
+            // times (removing it at every call moved the whole array: 100,000 entries a call when full).
+            if state.head >= 1_024, state.head * 2 >= state.order.count {
+                state.order.removeFirst(state.head)
+                state.head = 0
+            }
             if let expiry = state.entries[key], expiry >= now { return false }
             guard state.entries.count < self.capacity else { return false }
             state.entries[key] = until

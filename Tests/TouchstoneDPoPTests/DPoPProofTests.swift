@@ -103,6 +103,35 @@ struct DPoPProofTests {
         #expect(try await cache.use(jti: "a", thumbprint: "k1", until: afterwards.addingTimeInterval(60), at: afterwards))
         #expect(try await cache.use(jti: "b", thumbprint: "k1", until: afterwards.addingTimeInterval(60), at: afterwards))
     }
+
+    @Test func aJtiUsedAgainAfterItExpiredIsKeptWhenItsOldEntryIsDropped() async throws {
+        let cache = InMemoryDPoPReplayCache(capacity: 10)
+        let t = Self.now
+        // "late" expires first but sits behind "early" (expiries follow each proof's iat, not the order of arrival).
+        #expect(try await cache.use(jti: "early", thumbprint: "k", until: t.addingTimeInterval(100), at: t))
+        #expect(try await cache.use(jti: "late", thumbprint: "k", until: t.addingTimeInterval(50), at: t))
+        // Expired, then used again by a newer proof until t + 120.
+        #expect(try await cache.use(jti: "late", thumbprint: "k", until: t.addingTimeInterval(120), at: t.addingTimeInterval(60)))
+        // Dropping the old entry (and "early") must not forget the new one.
+        #expect(try await cache.use(jti: "late", thumbprint: "k", until: t.addingTimeInterval(120), at: t.addingTimeInterval(101)) == false)
+    }
+
+    @Test func theReplayCacheStaysRightAsItDropsAndCompactsThousandsOfEntries() async throws {
+        let cache = InMemoryDPoPReplayCache(capacity: 100)
+        let t = Self.now
+        // One new jti a second, each kept 10 s: the cache holds about ten, drops one a call and cuts its front off
+        // several times (past 1,024 dropped).
+        for second in 0..<5_000 {
+            let now = t.addingTimeInterval(TimeInterval(second))
+            #expect(try await cache.use(jti: "j\(second)", thumbprint: "k", until: now.addingTimeInterval(10), at: now))
+            if second >= 5 {
+                #expect(try await cache.use(jti: "j\(second - 5)", thumbprint: "k", until: now, at: now) == false, "unexpired")
+            }
+        }
+        // Never full: what expired was dropped (a hundred entries would have refused the 101st).
+        let end = t.addingTimeInterval(5_000)
+        #expect(try await cache.use(jti: "last", thumbprint: "k", until: end.addingTimeInterval(10), at: end))
+    }
 }
 
 struct DPoPNonceTests {
