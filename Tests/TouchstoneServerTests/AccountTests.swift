@@ -57,6 +57,7 @@ struct AccountTests {
         (["email": "a@example.com\u{0}", "password": "12345678"], "email"),
         (["email": "a@example.com", "password": "12345678", "displayName": "Ana\u{7}"], "displayName"),
         (["email": "a@example.com", "password": "12345678", "displayName": String(repeating: "n", count: 201)], "displayName"),
+        (["email": "a@example.com", "password": "12345678", "displayName": String(repeating: "名", count: 201)], "displayName"),
     ] as [([String: String], String)])
     func invalidSignUpIsRejectedNamingTheField(body: [String: String], field: String) async throws {
         try await TestServer.run { client in
@@ -65,6 +66,22 @@ struct AccountTests {
             #expect(response.errorCode == "invalid_request")
             let message = try #require((response.json["error"] as? [String: Any])?["message"] as? String)
             #expect(message.contains(field), "message '\(message)' should name \(field)")
+        }
+    }
+
+    /// The OpenAPI document's `maxLength` counts code points (JSON Schema): 200 of any script are one name, and so is a
+    /// device id of 200 that are not ASCII.
+    @Test(arguments: ["名", "é", "😀"])
+    func namesOf200CharactersOfAnyScriptAreTaken(character: String) async throws {
+        try await TestServer.run { client in
+            let name = String(repeating: character, count: 200)
+            let response = try await client.request(.post, "/v1/users", json: ["email": "names@example.com", "password": "12345678", "displayName": name])
+            #expect(response.status == .created, "\(response.json)")
+            let token = try #require(response.value("session", "token"))
+            let session = try await client.request(.get, "/v1/session", token: token)
+            #expect(session.value("user", "displayName") == name)
+            let start = try await Flow(client: client).startRegistration(token, TestDeviceKey(.es256), deviceId: name)
+            #expect(start.status == .ok, "\(start.json)")
         }
     }
 

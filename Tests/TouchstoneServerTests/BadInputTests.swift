@@ -53,7 +53,7 @@ struct BadInputTests {
                 json: ["registrationId": String(repeating: "r", count: 65), "challenge": "c", "signature": "s"]
             )
             #expect(response.errorCode == "invalid_request")
-            #expect((response.json["error"] as? [String: Any])?["message"] as? String == "field 'registrationId' is longer than 64 bytes")
+            #expect((response.json["error"] as? [String: Any])?["message"] as? String == "field 'registrationId' is longer than 64 characters")
         }
     }
 

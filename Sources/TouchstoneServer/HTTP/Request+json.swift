@@ -85,7 +85,8 @@ struct FieldError: Error {
 
 extension KeyedDecodingContainer {
     /// Decodes a required string, rejecting control characters (``InputRules/noControlCharacters(_:field:kind:allowLineBreaks:)``),
-    /// empty values and values longer than `maxLength`. `allowLineBreaks` lets CR and LF through (a PEM key's lines).
+    /// empty values and values longer than `maxLength` code points (what the OpenAPI document's `maxLength` counts).
+    /// `allowLineBreaks` lets CR and LF through (a PEM key's lines).
     func decodeString(_ key: Key, maxLength: Int = 1024, allowEmpty: Bool = false, allowLineBreaks: Bool = false) throws -> String {
         let value = try self.decode(String.self, forKey: key)
         try Self.check(value, key, maxLength: maxLength, allowEmpty: allowEmpty, controls: allowLineBreaks ? .lineBreaks : .none)
@@ -100,7 +101,7 @@ extension KeyedDecodingContainer {
     }
 
     /// Decodes a required string and passes it through one of the ``InputRules`` (checked before anything else sees
-    /// it); `maxLength` bounds the bytes read before the rule runs. Every rule refuses control characters itself,
+    /// it); `maxLength` bounds the code points before the rule runs. Every rule refuses control characters itself,
     /// with its own message.
     func decodeString<T>(_ key: Key, maxLength: Int, rule: (String) throws(FieldError) -> T) throws -> T {
         let value = try self.decode(String.self, forKey: key)
@@ -139,7 +140,7 @@ extension KeyedDecodingContainer {
     }
 
     /// An email address (``InputRules/email(_:field:)``), normalised. The rule counts its 254 characters as code
-    /// points (as the document's `maxLength` does), first, so the byte bound here is only the body's.
+    /// points (as the document's `maxLength` does), first, so the bound here is only the body's.
     func decodeEmail(_ key: Key) throws -> String {
         try self.decodeString(key, maxLength: Self.emailBytesBound) { (text) throws(FieldError) in try InputRules.email(text, field: key.stringValue) }
     }
@@ -183,12 +184,14 @@ extension KeyedDecodingContainer {
                 .init(codingPath: [key], debugDescription: "", underlyingError: FieldError(message: "field '\(key.stringValue)' must not be empty"))
             )
         }
-        if value.utf8.count > maxLength {
+        // Code points, as the OpenAPI document's maxLength counts them (JSON Schema): a name in another script is not
+        // held to a third or a quarter of the length a Latin one gets.
+        if value.unicodeScalars.count > maxLength {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: [key],
                     debugDescription: "",
-                    underlyingError: FieldError(message: "field '\(key.stringValue)' is longer than \(maxLength) bytes")
+                    underlyingError: FieldError(message: "field '\(key.stringValue)' is longer than \(maxLength) characters")
                 )
             )
         }

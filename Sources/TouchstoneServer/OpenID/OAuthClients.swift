@@ -43,7 +43,7 @@ public enum OAuthClients {
         public var description: String
     }
 
-    /// Checks a registration: a name shown to people (1–200 bytes, no control characters), 1–20 redirect URIs and
+    /// Checks a registration: a name shown to people (1–200 characters, no control characters), 1–20 redirect URIs and
     /// up to 20 post-logout URIs that ``RedirectURI`` accepts, a back-channel logout URI over https (http on loopback).
     static func validate(_ registration: Registration) throws(InvalidRegistration) {
         do throws(FieldError) {

@@ -157,8 +157,9 @@ enum InputRules {
         guard normalized.first?.isWhitespace != true, normalized.last?.isWhitespace != true else {
             throw FieldError(message: "field '\(field)' must not begin or end with white space")
         }
-        guard normalized.utf8.count <= maxLength else {
-            throw FieldError(message: "field '\(field)' is longer than \(maxLength) bytes")
+        // Code points as sent, what the OpenAPI document's maxLength counts (JSON Schema).
+        guard text.unicodeScalars.count <= maxLength else {
+            throw FieldError(message: "field '\(field)' is longer than \(maxLength) characters")
         }
         return normalized
     }
