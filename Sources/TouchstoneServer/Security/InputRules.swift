@@ -158,7 +158,7 @@ enum InputRules {
             throw FieldError(message: "field '\(field)' must not begin or end with white space")
         }
         // Code points as sent, what the OpenAPI document's maxLength counts (JSON Schema).
-        guard text.unicodeScalars.count <= maxLength else {
+        guard text.utf8.count <= maxLength || text.unicodeScalars.count <= maxLength else {
             throw FieldError(message: "field '\(field)' is longer than \(maxLength) characters")
         }
         return normalized
