@@ -11,7 +11,7 @@ import TouchstoneTesting
 struct AdminConsoleTests {
     @Test func theConsoleIsServedWithAStrictContentSecurityPolicy() async throws {
         try await TestServer.run { client in
-            for (path, type) in [("/admin/", "text/html"), ("/admin", "text/html"), ("/admin/admin.js", "text/javascript"), ("/admin/admin.css", "text/css")] {
+            for (path, type) in [("/admin/", "text/html"), ("/admin", "text/html"), ("/admin/admin.js", "text/javascript"), ("/admin/admin-dom.js", "text/javascript"), ("/admin/admin.css", "text/css")] {
                 let response = try await client.request(.get, path)
                 #expect(response.status == .ok, "\(path)")
                 #expect(response.headers[.contentType]?.hasPrefix(type) == true, "\(path)")
@@ -21,8 +21,14 @@ struct AdminConsoleTests {
             let page = String(decoding: try await client.request(.get, "/admin/").body, as: UTF8.self)
             // No inline script or style: every script is a file of this origin.
             #expect(!page.contains("<script>") && !page.contains("onclick") && !page.contains("style="))
-            let script = String(decoding: try await client.request(.get, "/admin/admin.js").body, as: UTF8.self)
-            #expect(!script.contains("localStorage") && !script.contains("sessionStorage") && !script.contains("document.cookie"))
+            for path in ["/admin/admin.js", "/admin/admin-dom.js"] {
+                let script = String(decoding: try await client.request(.get, path).body, as: UTF8.self)
+                #expect(!script.isEmpty, "\(path)")
+                #expect(!script.contains("localStorage") && !script.contains("sessionStorage") && !script.contains("document.cookie"))
+            }
+            // The helpers come before the console that uses them (both deferred: run in order).
+            let scripts = page.ranges(of: "<script src=").count
+            #expect(scripts == 2 && page.range(of: "admin-dom.js")!.lowerBound < page.range(of: "/admin/admin.js")!.lowerBound)
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 
-/// The demo page (`GET /`, `/app.js` with `/recovery.js`, `/approvals.js` and `/account.js`, `/style.css`) and the admin console (`GET /admin/`, `/admin/admin.js`,
+/// The demo page (`GET /`, `/app.js` with `/recovery.js`, `/approvals.js` and `/account.js`, `/style.css`) and the admin console (`GET /admin/`, `/admin/admin.js` with `/admin/admin-dom.js`,
 /// `/admin/admin.css`), shipped as package resources (no build step, no CDN).
 struct WebController {
     typealias Context = TouchstoneRequestContext
@@ -20,7 +20,8 @@ struct WebController {
         let list = [
             ("index.html", "web", html), ("app.js", "web", script), ("recovery.js", "web", script), ("approvals.js", "web", script),
             ("account.js", "web", script), ("webauthn-json.js", "web", script), ("style.css", "web", css),
-            ("admin/index.html", "web/admin", html), ("admin/admin.js", "web/admin", script), ("admin/admin.css", "web/admin", css),
+            ("admin/index.html", "web/admin", html), ("admin/admin.js", "web/admin", script), ("admin/admin-dom.js", "web/admin", script),
+            ("admin/admin.css", "web/admin", css),
         ]
         for (name, directory, type) in list {
             let file = name.split(separator: "/").last!
@@ -54,6 +55,7 @@ struct WebController {
         // "/admin" and "/admin/" are one route (the router ignores a trailing slash).
         router.get("/admin/") { _, _ in try self.serve("admin/index.html") }
         router.get("/admin/admin.js") { _, _ in try self.serve("admin/admin.js") }
+        router.get("/admin/admin-dom.js") { _, _ in try self.serve("admin/admin-dom.js") }
         router.get("/admin/admin.css") { _, _ in try self.serve("admin/admin.css") }
     }
 
