@@ -25,7 +25,6 @@ final class MailDispatcher: Sendable {
     let leaseDuration: TimeInterval
     private let lastPurge = NIOLockedValueBox<Date?>(nil)
 
-    static let batch = 16
     /// Waits after the 1st, 2nd... failed attempt: 30 s, 1, 5, 15 and 30 min, then 1, 2, 4, 8 and 12 h (28 h in all).
     static let retryDelays: [TimeInterval] = [30, 60, 300, 900, 1800, 3600, 7200, 14_400, 28_800, 43_200]
 
@@ -51,20 +50,21 @@ final class MailDispatcher: Sendable {
         self.retention = retention
     }
 
-    /// Sends every mail due now, batch after batch; returns how many attempts were made.
+    /// Sends every mail due now, one after another; returns how many attempts were made.
+    ///
+    /// Each mail is taken just before its attempt, so its lease covers that one attempt. (Taken sixteen at a time,
+    /// the last of them waited behind the others' attempts under the first one's lease: with a slow SMTP server the
+    /// lease ran out before its turn, another instance took and sent it, and this one sent it again.)
     @discardableResult
     func sendDue() async throws -> Int {
         var attempts = 0
         while true {
             let token = Base64.urlEncode(self.randomBytes(16))
             let now = self.now()
-            let mails = try await self.store.claimDueMail(now: now, leaseUntil: now.addingTimeInterval(self.leaseDuration), token: token, limit: Self.batch)
-            if mails.isEmpty { break }
-            for mail in mails {
-                try await self.attempt(mail, token: token)
-                attempts += 1
-            }
-            if mails.count < Self.batch { break }
+            let mails = try await self.store.claimDueMail(now: now, leaseUntil: now.addingTimeInterval(self.leaseDuration), token: token, limit: 1)
+            guard let mail = mails.first else { break }
+            try await self.attempt(mail, token: token)
+            attempts += 1
         }
         try await self.purgeIfDue()
         return attempts
