@@ -29,7 +29,6 @@ final class DeferredWork: Sendable {
     static let maximumAttempts = 8
     /// Waits after the 1st, 2nd... failed attempt (about three minutes in all, before the 8th and last).
     static let retryDelays: [TimeInterval] = [2, 5, 10, 20, 30, 45, 60]
-    static let batch = 16
 
     init(store: any TouchstoneStore, logger: Logger, now: @escaping @Sendable () -> Date, randomBytes: @escaping @Sendable (Int) -> [UInt8]) {
         self.store = store
@@ -54,14 +53,19 @@ final class DeferredWork: Sendable {
         self.signal.wake()
     }
 
-    /// Does every record due now, batch after batch; returns how many were handed to a handler.
+    /// Does every record due now, one after another; returns how many were handed to a handler.
+    ///
+    /// Each record is taken just before it is done, so its lease covers that one run (taken sixteen at a time, the
+    /// last waited under the first one's lease behind the others' pushes, and with Apple slow to answer another
+    /// instance could take it and push it too).
     @discardableResult
     func runDue() async throws -> Int {
         var handled = 0
         while true {
             let token = Base64.urlEncode(self.randomBytes(16))
             let now = self.now()
-            let due = try await self.store.claimDeferredWork(now: now, leaseUntil: now.addingTimeInterval(Self.leaseDuration), token: token, limit: Self.batch)
+            let due = try await self.store.claimDeferredWork(now: now, leaseUntil: now.addingTimeInterval(Self.leaseDuration), token: token, limit: 1)
+            if due.isEmpty { return handled }
             for work in due {
                 let lease = DeferredLease(work: work, token: token)
                 guard work.attempts <= Self.maximumAttempts else {
@@ -82,7 +86,6 @@ final class DeferredWork: Sendable {
                     try? await self.store.postponeDeferredWork(id: work.id, token: token, until: self.now().addingTimeInterval(delay))
                 }
             }
-            if due.count < Self.batch { return handled }
         }
     }
 }
@@ -102,7 +105,7 @@ struct DeferredLease: Sendable {
 }
 
 /// Runs the worker while the server runs: after every wake and at least every second (work recorded by another
-/// instance, or left by a worker that died). On SIGTERM it finishes the batch in hand and stops; the service group
+/// instance, or left by a worker that died). On SIGTERM it finishes the record in hand and stops; the service group
 /// cancels it after `TOUCHSTONE_SHUTDOWN_GRACE_SECONDS`, and a record cut short is done after the restart.
 struct DeferredWorkService: Service {
     let work: DeferredWork
