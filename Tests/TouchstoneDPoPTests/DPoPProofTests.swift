@@ -135,14 +135,23 @@ struct DPoPProofTests {
 }
 
 struct DPoPNonceTests {
-    @Test func nonceOfThisOrTheLastPeriodAreAcceptedAndNothingElse() {
-        let nonces = DPoPNonces(key: SymmetricKey(size: .bits256))
+    @Test func nonceOfThisOrTheLastPeriodOrTheNextWithinTheSkewAreAcceptedAndNothingElse() {
+        let key = SymmetricKey(size: .bits256)
+        let nonces = DPoPNonces(key: key)
         let t = Date(timeIntervalSince1970: 1_800_000_000)
         let nonce = nonces.current(at: t)
         #expect(nonces.isAcceptable(nonce, at: t))
         #expect(nonces.isAcceptable(nonce, at: t.addingTimeInterval(60)), "the previous period's")
         #expect(!nonces.isAcceptable(nonce, at: t.addingTimeInterval(120)), "older")
         #expect(!nonces.isAcceptable(nonces.current(at: t.addingTimeInterval(60)), at: t), "from the future")
+        // The next period's from an instance whose clock is a little ahead: within the 5 s allowance of its start only.
+        let start = t.addingTimeInterval(60 - t.timeIntervalSince1970.truncatingRemainder(dividingBy: 60))
+        let ahead = nonces.current(at: start)
+        #expect(nonces.isAcceptable(ahead, at: start.addingTimeInterval(-5)), "5 s before its period")
+        #expect(!nonces.isAcceptable(ahead, at: start.addingTimeInterval(-6)), "6 s before its period")
+        #expect(!DPoPNonces(key: key, allowedSkew: 0).isAcceptable(ahead, at: start.addingTimeInterval(-1)), "no allowance")
+        #expect(DPoPNonces(key: key, allowedSkew: 0).isAcceptable(ahead, at: start), "its own period")
+        #expect(!nonces.isAcceptable(nonces.current(at: start.addingTimeInterval(60)), at: start.addingTimeInterval(-1)), "two periods ahead")
         #expect(!DPoPNonces(key: SymmetricKey(size: .bits256)).isAcceptable(nonce, at: t), "another key's")
         var forged = Array(Base64.urlDecodeCanonical(nonce)!)
         forged[23] ^= 1

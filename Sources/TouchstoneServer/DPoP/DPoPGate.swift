@@ -32,7 +32,8 @@ struct DPoPGate: Sendable {
             allowedSkew: TimeInterval(settings.allowedClockSkew.components.seconds)
         )
         self.nonces = DPoPNonces(
-            key: HKDF<SHA256>.deriveKey(inputKeyMaterial: keyEncryptionKey, info: Array(Self.noncePurpose.utf8), outputByteCount: 32)
+            key: HKDF<SHA256>.deriveKey(inputKeyMaterial: keyEncryptionKey, info: Array(Self.noncePurpose.utf8), outputByteCount: 32),
+            allowedSkew: TimeInterval(settings.allowedClockSkew.components.seconds)
         )
         self.requireNonce = settings.requireNonce
         self.store = store
