@@ -65,8 +65,8 @@ class ProofKey:
         canonical = json.dumps({k: self.jwk[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"))
         self.thumbprint = b64url(hashlib.sha256(canonical.encode()).digest())
 
-    def proof(self, method, url, access_token=None, nonce=None):
-        claims = {"jti": str(uuid.uuid4()), "htm": method, "htu": url, "iat": int(time.time())}
+    def proof(self, method, url, access_token=None, nonce=None, jti=None):
+        claims = {"jti": jti or str(uuid.uuid4()), "htm": method, "htu": url, "iat": int(time.time())}
         if access_token:
             claims["ath"] = b64url(hashlib.sha256(access_token.encode()).digest())
         if nonce:
@@ -230,6 +230,11 @@ def main():
         replayed = requests.post(f"{instances[0]}/v1/session/token", headers={"Authorization": f"Bearer {session}", "DPoP": token_proof})
         expect(issued.status_code == 200 and issued.json()["tokenType"] == "DPoP", f"/v1/session/token: {issued.text}")
         expect(replayed.status_code == 400 and replayed.json()["error"]["code"] == "invalid_dpop_proof", f"replayed: {replayed.text}")
+        # A jti PostgreSQL's text cannot hold (a NUL) is a malformed proof at both instances, not a 500.
+        for instance in instances:
+            nul_proof = key.proof("POST", f"{issuer}/v1/session/token", jti="a\u0000b")
+            nul = requests.post(f"{instance}/v1/session/token", headers={"Authorization": f"Bearer {session}", "DPoP": nul_proof})
+            expect(nul.status_code == 400 and nul.json()["error"]["code"] == "invalid_dpop_proof", f"a NUL in jti: {nul.status_code} {nul.text}")
         print("dpop e2e: Authlib + PyJWT client got DPoP-bound tokens (code with dpop_jkt, UserInfo, bound refresh), "
               "a PyJWT resource server verified cnf.jkt against proofs, and two PostgreSQL instances refused a replayed jti", flush=True)
     finally:

@@ -68,8 +68,10 @@ public struct DPoPVerifier: Sendable {
         guard key.verifies(signature, over: Array(bytes[..<second]), alg: alg) else {
             throw DPoPError(.invalidSignature, "the proof's signature does not verify with its jwk")
         }
-        guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256 else {
-            throw DPoPError(.malformed, "the proof needs a jti of 1 to 256 bytes")
+        // No control characters: a NUL cannot be stored in PostgreSQL's text (the replay record), and none belongs in
+        // an identifier.
+        guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256, !jti.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw DPoPError(.malformed, "the proof needs a jti of 1 to 256 bytes without control characters")
         }
         guard claims.htm == method else { throw DPoPError(.methodMismatch, "htm is not this request's method") }
         // htu names the URI without query and fragment (§4.2): one that carries either is refused, and the request's

@@ -30,7 +30,7 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     /// A DPoP proof (RFC 9449) as the `DPoP` header brings it: every check of the parser, with and without an access
-    /// token and a demanded nonce. A proof that passes has a 43-character thumbprint and a jti of 1 to 256 bytes.
+    /// token and a demanded nonce. A proof that passes has a 43-character thumbprint and a jti of 1 to 256 bytes without control characters.
     static func dpopProof(_ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
         let verifier = DPoPVerifier(maximumAge: 300, allowedSkew: 300)
@@ -41,6 +41,7 @@ enum FuzzTarget: String, CaseIterable {
             if let verified {
                 precondition(verified.thumbprint.utf8.count == 43, "a thumbprint is not 43 characters")
                 precondition((1...256).contains(verified.jti.utf8.count), "an accepted jti is empty or too long")
+                precondition(!verified.jti.utf8.contains { $0 < 0x20 || $0 == 0x7F }, "an accepted jti holds a control character")
             }
         }
     }

@@ -43,6 +43,8 @@ struct DPoPBadProofTests {
                 ("a stale iat", [key.proof(url: Self.url, iat: now.addingTimeInterval(-61))]),
                 ("an iat in the future", [key.proof(url: Self.url, iat: now.addingTimeInterval(30))]),
                 ("no jti", [key.proof(url: Self.url, claims: { $0["jti"] = nil })]),
+                ("a NUL in jti", [key.proof(url: Self.url, claims: { $0["jti"] = "a\u{0}b" })]),
+                ("a control character in jti", [key.proof(url: Self.url, claims: { $0["jti"] = "a\u{1F}b" })]),
                 ("a wrong signature", [key.proof(url: Self.url, signature: { $0.map { $0 ^ 1 } })]),
                 ("ath without a token", [key.proof(url: Self.url, accessToken: "x")]),
                 ("two DPoP headers", [key.proof(url: Self.url), key.proof(url: Self.url)]),
