@@ -144,6 +144,25 @@ struct NulInputTests {
         }
     }
 
+    /// A control character in a path's id or address names nothing there is: 404, on both engines (on PostgreSQL, a
+    /// blocked address's reached the database, which refused the NUL with an error: 500).
+    @Test(arguments: Self.databases)
+    func aControlCharacterInAPathNamesNothing(database: Database) async throws {
+        try await Self.withStore(database) { store in
+            let (adminKey, _) = try await AdminKeys.create(name: "ops", store: store)
+            try await TestServer.run(configuration: ConfirmationTests.configuration(), store: store) { client in
+                let paths = [
+                    "/v1/admin/blocked-addresses/192.0.2.1%00", "/v1/admin/blocked-addresses/a%01b", "/v1/admin/users/a%00b",
+                    "/v1/admin/registrations/a%00b", "/v1/admin/passkeys/a%00b", "/v1/admin/clients/a%00b", "/v1/admin/webhooks/a%00b",
+                ]
+                for path in paths {
+                    let response = try await client.request(.delete, path, token: adminKey)
+                    #expect(response.status == .notFound, "\(path): \(String(decoding: response.body, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
     /// Opens a migrated store on a fresh database of the kind: a SQLite file, or a schema of its own on PostgreSQL.
     static func withStore(_ database: Database, _ body: (any TouchstoneStore) async throws -> Void) async throws {
         let logger = Logger(label: "test")

@@ -176,7 +176,11 @@ struct AdminController {
     @Sendable func unblockAddress(request: Request, context: Context) async throws -> HTTPResponse.Status {
         let raw = try context.parameters.require("address")
         let address = String((raw.removingPercentEncoding ?? raw).prefix(64))
-        guard try await BlockedAddresses.unblock(address, actor: self.actor(context), store: self.store, audit: self.audit) else {
+        // Blocked addresses are client addresses: one with a control character is none of them (and a NUL cannot even
+        // be looked up on PostgreSQL, whose text refuses it).
+        guard !address.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
+            try await BlockedAddresses.unblock(address, actor: self.actor(context), store: self.store, audit: self.audit)
+        else {
             throw APIError.addressNotBlocked
         }
         return .noContent
