@@ -235,6 +235,11 @@ def main():
             nul_proof = key.proof("POST", f"{issuer}/v1/session/token", jti="a\u0000b")
             nul = requests.post(f"{instance}/v1/session/token", headers={"Authorization": f"Bearer {session}", "DPoP": nul_proof})
             expect(nul.status_code == 400 and nul.json()["error"]["code"] == "invalid_dpop_proof", f"a NUL in jti: {nul.status_code} {nul.text}")
+        # Oversized: over the proof's 8 KiB, the route's invalid_dpop_proof; over the HTTP parser's 80 KiB, its bare 400.
+        for size, shaped in ((9_000, True), (100_000, False)):
+            big = requests.post(f"{instances[0]}/v1/session/token", headers={"Authorization": f"Bearer {session}", "DPoP": "a" * size})
+            expect(big.status_code == 400 and (big.json()["error"]["code"] == "invalid_dpop_proof" if shaped else not big.content),
+                   f"a {size}-byte DPoP header: {big.status_code} {big.text[:200]}")
         print("dpop e2e: Authlib + PyJWT client got DPoP-bound tokens (code with dpop_jkt, UserInfo, bound refresh), "
               "a PyJWT resource server verified cnf.jkt against proofs, and two PostgreSQL instances refused a replayed jti", flush=True)
     finally:
