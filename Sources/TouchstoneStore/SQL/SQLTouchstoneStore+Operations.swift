@@ -8,13 +8,15 @@ extension SQLTouchstoneStore {
         let bucketMillis = max(1000, Int64(bucket * 1000))
         let typeList = SQLList(types.map { SQLBind($0) })
         return try await self.executor.withReadOnlyDatabase { db in
-            // Integer division of BIGINT millisecond times: the same bucket boundaries on SQLite and PostgreSQL.
+            // Integer division of BIGINT millisecond times: the same bucket boundaries on SQLite and PostgreSQL. Grouped
+            // by the column's name: PostgreSQL takes `occurred_at / $1` and `occurred_at / $2` for two expressions, and
+            // refused the query when the division was written twice.
             try await db.raw(
                 """
                 SELECT occurred_at / \(bind: bucketMillis) AS bucket, type, outcome, reason, COUNT(*) AS n
                 FROM audit_events
                 WHERE occurred_at >= \(bind: since.millis) AND type IN (\(typeList))
-                GROUP BY occurred_at / \(bind: bucketMillis), type, outcome, reason
+                GROUP BY bucket, type, outcome, reason
                 ORDER BY bucket
                 """
             ).all().map { row in
