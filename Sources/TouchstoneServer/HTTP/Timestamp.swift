@@ -17,12 +17,7 @@ extension Date {
 
     /// Parses RFC 3339, with or without fractional seconds (query parameters, CLI options).
     public init?(rfc3339 text: String) {
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
-            self = date
-        } else if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) {
-            self = date
-        } else {
-            return nil
-        }
+        guard let millis = RFC3339.millis(parsing: text) else { return nil }
+        self = Date(timeIntervalSince1970: TimeInterval(millis) / 1000)
     }
 }
