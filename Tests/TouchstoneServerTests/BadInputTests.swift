@@ -300,7 +300,9 @@ struct FailingStore: TouchstoneStore {
     func insertPendingSignUp(_ signUp: PendingSignUpRecord) async throws { throw self.error }
     func recordDPoPProof(thumbprint: String, jti: String, expiresAt: Date) async throws -> Bool { throw self.error }
     func insertDeferredWork(_ work: DeferredWorkRecord) async throws { throw self.error }
-    func claimDeferredWork(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [DeferredWorkRecord] { throw self.error }
+    func claimDeferredWork(now: Date, leaseUntil: Date, token: String, kinds: [String], limit: Int) async throws -> [DeferredWorkRecord] {
+        throw self.error
+    }
     func finishDeferredWork(id: String, token: String) async throws -> Bool { throw self.error }
     func postponeDeferredWork(id: String, token: String, until: Date) async throws { throw self.error }
     func deferredWorkBacklog() async throws -> (count: Int, oldest: Date?) { throw self.error }

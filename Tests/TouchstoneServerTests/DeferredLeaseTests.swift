@@ -44,4 +44,35 @@ struct DeferredLeaseTests {
         #expect(state.withLockedValue { $0.done } == ["first", "second"])
         #expect(try await workers[1].runDue() == 0)
     }
+
+    @Test func aWorkerLeavesTheKindsItCannotDoToOneThatCan() async throws {
+        let clock = ManualClock()
+        let store = try await SQLTouchstoneStore.sqlite(.memory, logger: Logger(label: "test"))
+        try await store.migrate()
+        // One instance without push configured (no handler for "push"), one with.
+        let without = DeferredWork(store: store, logger: Logger(label: "test"), now: { clock.now }, randomBytes: TouchstoneDependencies.live.randomBytes)
+        let with = DeferredWork(store: store, logger: Logger(label: "test"), now: { clock.now }, randomBytes: TouchstoneDependencies.live.randomBytes)
+        let attempts = NIOLockedValueBox<[String: Int]>([:])
+        for worker in [without, with] {
+            worker.register("mail") { lease in
+                attempts.withLockedValue { $0[lease.work.subject] = lease.work.attempts }
+                try await lease.finish(in: store)
+            }
+        }
+        with.register("push") { lease in
+            attempts.withLockedValue { $0[lease.work.subject] = lease.work.attempts }
+            try await lease.finish(in: store)
+        }
+        try await without.record("push", subject: "a push", in: store)
+        try await without.record("mail", subject: "a mail", in: store)
+        // Many rounds of the worker that cannot push: it does the mail, and neither holds nor counts against the push.
+        for _ in 0..<10 {
+            _ = try await without.runDue()
+            clock.advance(by: 1)
+        }
+        #expect(attempts.withLockedValue { $0 } == ["a mail": 1])
+        // The other instance pushes at once, on its first attempt (leased to nobody; ten rounds used none of its eight).
+        #expect(try await with.runDue() == 1)
+        #expect(attempts.withLockedValue { $0 } == ["a mail": 1, "a push": 1])
+    }
 }

@@ -24,8 +24,8 @@ extension ComposedStore {
     public func insertDeferredWork(_ work: DeferredWorkRecord) async throws {
         try await self.deferredWork.insertDeferredWork(work)
     }
-    public func claimDeferredWork(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [DeferredWorkRecord] {
-        try await self.deferredWork.claimDeferredWork(now: now, leaseUntil: leaseUntil, token: token, limit: limit)
+    public func claimDeferredWork(now: Date, leaseUntil: Date, token: String, kinds: [String], limit: Int) async throws -> [DeferredWorkRecord] {
+        try await self.deferredWork.claimDeferredWork(now: now, leaseUntil: leaseUntil, token: token, kinds: kinds, limit: limit)
     }
     public func finishDeferredWork(id: String, token: String) async throws -> Bool {
         try await self.deferredWork.finishDeferredWork(id: id, token: token)

@@ -64,7 +64,11 @@ final class DeferredWork: Sendable {
         while true {
             let token = Base64.urlEncode(self.randomBytes(16))
             let now = self.now()
-            let due = try await self.store.claimDeferredWork(now: now, leaseUntil: now.addingTimeInterval(Self.leaseDuration), token: token, limit: 1)
+            // Only the kinds this instance can do: leasing another (push not configured here) would hold it from an
+            // instance that can for a lease, and count an attempt against it each time.
+            let kinds = self.handlers.withLockedValue { Array($0.keys) }.sorted()
+            let due = try await self.store.claimDeferredWork(
+                now: now, leaseUntil: now.addingTimeInterval(Self.leaseDuration), token: token, kinds: kinds, limit: 1)
             if due.isEmpty { return handled }
             for work in due {
                 let lease = DeferredLease(work: work, token: token)
@@ -73,7 +77,7 @@ final class DeferredWork: Sendable {
                     _ = try await self.store.finishDeferredWork(id: work.id, token: token)
                     continue
                 }
-                // A kind this instance has no handler for (push not configured here) is left to an instance that has.
+                // Claimed by the kinds with a handler here, so one is found; a guard all the same.
                 guard let handler = self.handlers.withLockedValue({ $0[work.kind] }) else { continue }
                 do {
                     try await handler(lease)

@@ -15,7 +15,8 @@ extension SQLTouchstoneStore {
         }
     }
 
-    public func claimDeferredWork(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [DeferredWorkRecord] {
+    public func claimDeferredWork(now: Date, leaseUntil: Date, token: String, kinds: [String], limit: Int) async throws -> [DeferredWorkRecord] {
+        guard !kinds.isEmpty else { return [] }
         // The outer conditions repeat the inner ones: on PostgreSQL a row another worker leased meanwhile is re-checked
         // after its lock is released, and skipped.
         let rows = try await self.executor.withDatabase { db in
@@ -25,7 +26,7 @@ extension SQLTouchstoneStore {
                 WHERE (claimed_until IS NULL OR claimed_until <= \(bind: now.millis))
                     AND id IN (
                         SELECT id FROM deferred_work
-                        WHERE claimed_until IS NULL OR claimed_until <= \(bind: now.millis)
+                        WHERE (claimed_until IS NULL OR claimed_until <= \(bind: now.millis)) AND kind IN (\(binds: kinds))
                         ORDER BY created_at, id LIMIT \(bind: Int64(limit))
                     )
                 RETURNING id, kind, subject, created_at, attempts

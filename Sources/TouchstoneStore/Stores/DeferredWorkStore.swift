@@ -27,8 +27,9 @@ public struct DeferredWorkRecord: Sendable, Hashable {
 public protocol DeferredWorkStore: Sendable {
     /// Records work to do (in the unit of work of the request that promises it).
     func insertDeferredWork(_ work: DeferredWorkRecord) async throws
-    /// Leases up to `limit` records no one holds, oldest first, until `leaseUntil`, under `token`, counting the attempt.
-    func claimDeferredWork(now: Date, leaseUntil: Date, token: String, limit: Int) async throws -> [DeferredWorkRecord]
+    /// Leases up to `limit` records of `kinds` no one holds, oldest first, until `leaseUntil`, under `token`, counting
+    /// the attempt. Only the kinds the caller can do: a record of another kind is left to a worker that can.
+    func claimDeferredWork(now: Date, leaseUntil: Date, token: String, kinds: [String], limit: Int) async throws -> [DeferredWorkRecord]
     /// Deletes a record leased under `token` (in the unit of work that did it); false when the lease was lost (another
     /// worker took it after it ran out), and then the caller's unit must roll back.
     func finishDeferredWork(id: String, token: String) async throws -> Bool
