@@ -68,9 +68,13 @@ public struct DPoPVerifier: Sendable {
         guard key.verifies(signature, over: Array(bytes[..<second]), alg: alg) else {
             throw DPoPError(.invalidSignature, "the proof's signature does not verify with its jwk")
         }
-        // No control characters: a NUL cannot be stored in PostgreSQL's text (the replay record), and none belongs in
-        // an identifier.
-        guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256, !jti.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+        // No control characters (C0, DEL, C1: the API's rule for every string): a NUL cannot be stored in PostgreSQL's
+        // text (the replay record), and none belongs in an identifier. A printable ASCII jti, the usual one, is not
+        // looked at twice.
+        guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256,
+            jti.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+                || !jti.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw DPoPError(.malformed, "the proof needs a jti of 1 to 256 bytes without control characters")
         }
         guard claims.htm == method else { throw DPoPError(.methodMismatch, "htm is not this request's method") }

@@ -96,6 +96,9 @@ struct AdminTests {
             let since = try await client.request(.get, "/v1/admin/events?since=2999-01-01T00:00:00Z", token: key)
             #expect((since.json["events"] as? [[String: Any]])?.isEmpty == true)
             #expect(try await client.request(.get, "/v1/admin/events?since=yesterday", token: key).errorCode == "invalid_request")
+            // Any offset RFC 3339 allows, up to 23:59 (Foundation's parser stopped at 18 hours).
+            let farOffset = try await client.request(.get, "/v1/admin/events?since=2999-01-01T00:00:00-23:59", token: key)
+            #expect(farOffset.status == .ok && (farOffset.json["events"] as? [[String: Any]])?.isEmpty == true)
         }
     }
 

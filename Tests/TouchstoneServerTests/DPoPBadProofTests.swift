@@ -45,6 +45,7 @@ struct DPoPBadProofTests {
                 ("no jti", [key.proof(url: Self.url, claims: { $0["jti"] = nil })]),
                 ("a NUL in jti", [key.proof(url: Self.url, claims: { $0["jti"] = "a\u{0}b" })]),
                 ("a control character in jti", [key.proof(url: Self.url, claims: { $0["jti"] = "a\u{1F}b" })]),
+                ("a C1 control character in jti", [key.proof(url: Self.url, claims: { $0["jti"] = "a\u{85}b" })]),
                 ("a wrong signature", [key.proof(url: Self.url, signature: { $0.map { $0 ^ 1 } })]),
                 ("ath without a token", [key.proof(url: Self.url, accessToken: "x")]),
                 ("two DPoP headers", [key.proof(url: Self.url), key.proof(url: Self.url)]),

@@ -178,7 +178,7 @@ struct AdminController {
         let address = String((raw.removingPercentEncoding ?? raw).prefix(64))
         // Blocked addresses are client addresses: one with a control character is none of them (and a NUL cannot even
         // be looked up on PostgreSQL, whose text refuses it).
-        guard !address.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
+        guard (try? InputRules.noControlCharacters(address, field: "address")) != nil,
             try await BlockedAddresses.unblock(address, actor: self.actor(context), store: self.store, audit: self.audit)
         else {
             throw APIError.addressNotBlocked

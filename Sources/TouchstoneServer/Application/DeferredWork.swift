@@ -60,35 +60,31 @@ final class DeferredWork: Sendable {
     /// instance could take it and push it too).
     @discardableResult
     func runDue() async throws -> Int {
+        // Only the kinds this instance can do: leasing another (push not configured here) would hold it from an
+        // instance that can for a lease, and count an attempt against it each time.
+        let handlers = self.handlers.withLockedValue { $0 }
+        let kinds = handlers.keys.sorted()
         var handled = 0
         while true {
             let token = Base64.urlEncode(self.randomBytes(16))
             let now = self.now()
-            // Only the kinds this instance can do: leasing another (push not configured here) would hold it from an
-            // instance that can for a lease, and count an attempt against it each time.
-            let kinds = self.handlers.withLockedValue { Array($0.keys) }.sorted()
-            let due = try await self.store.claimDeferredWork(
+            let leased = try await self.store.claimDeferredWork(
                 now: now, leaseUntil: now.addingTimeInterval(Self.leaseDuration), token: token, kinds: kinds, limit: 1)
-            if due.isEmpty { return handled }
-            for work in due {
-                let lease = DeferredLease(work: work, token: token)
-                guard work.attempts <= Self.maximumAttempts else {
-                    self.logger.error("deferred work: \(work.kind) \(work.id) given up after \(work.attempts - 1) attempts")
-                    _ = try await self.store.finishDeferredWork(id: work.id, token: token)
-                    continue
-                }
-                // Claimed by the kinds with a handler here, so one is found; a guard all the same.
-                guard let handler = self.handlers.withLockedValue({ $0[work.kind] }) else { continue }
-                do {
-                    try await handler(lease)
-                    handled += 1
-                } catch {
-                    // Tried again after a backoff, here or on another instance (if even the postponement fails, when
-                    // the lease runs out).
-                    self.logger.warning("deferred work: \(work.kind) \(work.id) attempt \(work.attempts) failed: \(error)")
-                    let delay = Self.retryDelays[min(work.attempts, Self.retryDelays.count) - 1]
-                    try? await self.store.postponeDeferredWork(id: work.id, token: token, until: self.now().addingTimeInterval(delay))
-                }
+            guard let work = leased.first, let handler = handlers[work.kind] else { return handled }
+            guard work.attempts <= Self.maximumAttempts else {
+                self.logger.error("deferred work: \(work.kind) \(work.id) given up after \(work.attempts - 1) attempts")
+                _ = try await self.store.finishDeferredWork(id: work.id, token: token)
+                continue
+            }
+            do {
+                try await handler(DeferredLease(work: work, token: token))
+                handled += 1
+            } catch {
+                // Tried again after a backoff, here or on another instance (if even the postponement fails, when the
+                // lease runs out).
+                self.logger.warning("deferred work: \(work.kind) \(work.id) attempt \(work.attempts) failed: \(error)")
+                let delay = Self.retryDelays[min(work.attempts, Self.retryDelays.count) - 1]
+                try? await self.store.postponeDeferredWork(id: work.id, token: token, until: self.now().addingTimeInterval(delay))
             }
         }
     }

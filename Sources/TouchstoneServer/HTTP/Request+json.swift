@@ -184,10 +184,7 @@ extension KeyedDecodingContainer {
                 .init(codingPath: [key], debugDescription: "", underlyingError: FieldError(message: "field '\(key.stringValue)' must not be empty"))
             )
         }
-        // Code points, as the OpenAPI document's maxLength counts them (JSON Schema): a name in another script is not
-        // held to a third or a quarter of the length a Latin one gets. A string has no more code points than UTF-8
-        // bytes, so only one with more bytes than the limit is counted.
-        if value.utf8.count > maxLength, value.unicodeScalars.count > maxLength {
+        if InputRules.isLonger(value, than: maxLength) {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: [key],

@@ -157,11 +157,18 @@ enum InputRules {
         guard normalized.first?.isWhitespace != true, normalized.last?.isWhitespace != true else {
             throw FieldError(message: "field '\(field)' must not begin or end with white space")
         }
-        // Code points as sent, what the OpenAPI document's maxLength counts (JSON Schema).
-        guard text.utf8.count <= maxLength || text.unicodeScalars.count <= maxLength else {
+        // As sent, not normalised: what the client measured against the document's maxLength.
+        guard !Self.isLonger(text, than: maxLength) else {
             throw FieldError(message: "field '\(field)' is longer than \(maxLength) characters")
         }
         return normalized
+    }
+
+    /// Whether `text` has more than `maxLength` code points, as the OpenAPI document's `maxLength` counts them (JSON
+    /// Schema): a name in another script is not held to a third or a quarter of the length a Latin one gets. A string
+    /// has no more code points than UTF-8 bytes, so only one with more bytes than the limit is counted.
+    static func isLonger(_ text: String, than maxLength: Int) -> Bool {
+        text.utf8.count > maxLength && text.unicodeScalars.count > maxLength
     }
 
     /// Control characters (Cc: C0, DEL and C1), U+2028/U+2029, and the bidirectional embeddings, overrides and
