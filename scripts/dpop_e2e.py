@@ -240,8 +240,10 @@ def main():
             big = requests.post(f"{instances[0]}/v1/session/token", headers={"Authorization": f"Bearer {session}", "DPoP": "a" * size})
             expect(big.status_code == 400 and (big.json()["error"]["code"] == "invalid_dpop_proof" if shaped else not big.content),
                    f"a {size}-byte DPoP header: {big.status_code} {big.text[:200]}")
+        sqlite_restart(binary, work, {k: v for k, v in env.items() if k != "TOUCHSTONE_ISSUER"})
         print("dpop e2e: Authlib + PyJWT client got DPoP-bound tokens (code with dpop_jkt, UserInfo, bound refresh), "
-              "a PyJWT resource server verified cnf.jkt against proofs, and two PostgreSQL instances refused a replayed jti", flush=True)
+              "a PyJWT resource server verified cnf.jkt against proofs, two PostgreSQL instances refused a replayed jti, "
+              "and an SQLite server killed and restarted refused a proof accepted before", flush=True)
     finally:
         if api:
             api.shutdown()
@@ -255,6 +257,51 @@ def main():
         subprocess.run([os.path.join(SCRIPTS, "postgres.sh"), "stop", pg_dir], capture_output=True)
         shutil.rmtree(pg_dir, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def sqlite_restart(binary, work, env):
+    """One server on an SQLite file keeps the jti of /v1 proofs in memory: a second server on the file does not start,
+    and after a crash (SIGKILL) the new process refuses a proof the old one accepted until it carries its new nonce."""
+    port = free_port()
+    origin = f"http://127.0.0.1:{port}"
+    database = f"sqlite:{work}/restart.sqlite"
+    log = open(os.path.join(work, "restart.log"), "w")
+
+    def serve():
+        server = subprocess.Popen([binary, "serve", "--port", str(port), "--database", database], stdout=log, stderr=subprocess.STDOUT,
+                                  env=env)
+        wait_for("the SQLite server", lambda: requests.get(f"{origin}/health", timeout=5).json().get("status") == "ok", timeout=60)
+        return server
+
+    server = serve()
+    try:
+        second = subprocess.run([binary, "serve", "--port", str(free_port()), "--database", database], capture_output=True, text=True,
+                                env=env, timeout=60)
+        expect(second.returncode != 0 and "another Touchstone server uses this database" in second.stdout + second.stderr,
+               f"a second server on one SQLite file: {second.returncode} {second.stderr[-300:]}")
+        created = requests.post(f"{origin}/v1/users", json={"email": "restart@example.com", "password": PASSWORD})
+        expect(created.status_code == 201, f"sign-up: {created.status_code} {created.text}")
+        bearer = {"Authorization": f"Bearer {created.json()['session']['token']}"}
+        key = ProofKey()
+        url = f"{origin}/v1/session/token"
+        proof = key.proof("POST", url)
+        expect(requests.post(url, headers={**bearer, "DPoP": proof}).status_code == 200, "a first proof was refused")
+        again = requests.post(url, headers={**bearer, "DPoP": proof})
+        expect(again.status_code == 400 and again.json()["error"]["code"] == "invalid_dpop_proof", f"a replay: {again.text}")
+        server.kill()
+        server.wait()
+        server = serve()
+        replayed = requests.post(url, headers={**bearer, "DPoP": proof})
+        nonce = replayed.headers.get("DPoP-Nonce")
+        expect(replayed.status_code == 400 and replayed.json()["error"]["code"] == "use_dpop_nonce" and nonce,
+               f"a proof accepted before the crash, after it: {replayed.status_code} {replayed.text}")
+        fresh = key.proof("POST", url, nonce=nonce)
+        expect(requests.post(url, headers={**bearer, "DPoP": fresh}).status_code == 200, "a proof with the new nonce was refused")
+        twice = requests.post(url, headers={**bearer, "DPoP": fresh})
+        expect(twice.status_code == 400 and twice.json()["error"]["code"] == "invalid_dpop_proof", f"a replay after the restart: {twice.text}")
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
 
 
 if __name__ == "__main__":

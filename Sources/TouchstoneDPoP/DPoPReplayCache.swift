@@ -1,3 +1,4 @@
+import Crypto
 public import Foundation
 import Synchronization
 
@@ -12,13 +13,31 @@ public protocol DPoPReplayCache: Sendable {
 
 /// A bounded in-memory ``DPoPReplayCache`` for one instance: expired entries are dropped as new ones come; when full, a
 /// new `jti` is refused (counted as a replay) rather than an unexpired one forgotten, so a flood cannot make room for
-/// a replay.
+/// a replay. An entry is 16 bytes of SHA-256 over the key's thumbprint and the `jti` (a collision needs SHA-256's) and
+/// its expiry: up to about 100 bytes with the tables' spare room, so 1,000,000 entries take at most about 100 MB.
 public final class InMemoryDPoPReplayCache: DPoPReplayCache {
+    /// The first 16 bytes of SHA-256(thumbprint, 0, jti).
+    struct Key: Hashable {
+        var high: UInt64
+        var low: UInt64
+
+        init(thumbprint: String, jti: String) {
+            var hasher = SHA256()
+            hasher.update(data: Array(thumbprint.utf8))
+            hasher.update(data: [0])
+            hasher.update(data: Array(jti.utf8))
+            let digest = hasher.finalize()
+            (self.high, self.low) = digest.withUnsafeBytes { bytes in
+                (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+        }
+    }
+
     private struct State {
-        var entries: [String: Date] = [:]
+        var entries: [Key: Date] = [:]
         /// The entries in the order they came, from `head` on (the ones before it were dropped): a `jti`'s expiry
         /// depends on its proof's `iat`, so the order is only roughly that of their expiries.
-        var order: [(key: String, until: Date)] = []
+        var order: [(key: Key, until: Date)] = []
         var head = 0
     }
 
@@ -30,7 +49,12 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
     }
 
     public func use(jti: String, thumbprint: String, until: Date, at now: Date) async throws -> Bool {
-        let key = thumbprint + " " + jti
+        self.record(jti: jti, thumbprint: thumbprint, until: until, at: now)
+    }
+
+    /// ``use(jti:thumbprint:until:at:)`` without suspending: true when `jti` was not recorded (and now is).
+    public func record(jti: String, thumbprint: String, until: Date, at now: Date) -> Bool {
+        let key = Key(thumbprint: thumbprint, jti: jti)
         return self.state.withLock { state in
             // Drop what expired from the front. An entry is removed only by its own expiry: a `jti` that expired behind
             // a later one and came again has a newer entry further on, which must stay.
@@ -52,4 +76,7 @@ public final class InMemoryDPoPReplayCache: DPoPReplayCache {
             return true
         }
     }
+
+    /// The entries kept now (expired ones not yet dropped included).
+    public var count: Int { self.state.withLock { $0.entries.count } }
 }

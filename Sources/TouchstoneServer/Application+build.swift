@@ -54,9 +54,12 @@ public func buildApplication(
     let mailer = try makeMailer(configuration, keyEncryptionKey: keyEncryptionKey, dependencies: dependencies)
 
     let store: any TouchstoneStore
+    // One server per SQLite file: its lock is held until the store is closed (a second server on the file stops here).
+    var fileLock: DatabaseFileLock?
     if let injected = dependencies.store {
         store = injected
     } else {
+        if case .sqliteFile(let path) = configuration.database { fileLock = try DatabaseFileLock(database: path) }
         // The database drivers log every statement with its bound values below info: password and PIN hashes,
         // token hashes, stored keys. Those lines never reach the log, whatever the configured level.
         var storeLogger = logger
@@ -136,7 +139,10 @@ public func buildApplication(
         relyingParty: relyingParty,
         metadata: metadata,
         mailer: mailer,
-        keyEncryptionKey: keyEncryptionKey
+        keyEncryptionKey: keyEncryptionKey,
+        dpopReplay: await DPoPGate.replayRecord(
+            for: store, settings: configuration.dpop, now: dependencies.now(), randomBytes: dependencies.randomBytes, logger: logger
+        )
     )
     // Apple push for sign-in requests, when configured (a key that cannot sign stops the start).
     var push: APNsPushNotifier?
@@ -178,7 +184,7 @@ public func buildApplication(
     app.addServices(dependencies.services)
     // Graceful shutdown runs in reverse order: the HTTP server first (draining requests), then the services that use
     // the store, and the store itself last, so nothing is left waiting on a closed database client.
-    app.addServices(StoreService(store: store))
+    app.addServices(StoreService(store: store, fileLock: fileLock))
     for feature in features { app.addServices(feature.services) }
     app.addServices(DeferredWorkService(work: core.deferred))
     return app

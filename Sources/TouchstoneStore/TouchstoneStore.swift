@@ -15,6 +15,9 @@ public protocol TouchstoneStore: UserStore, SessionStore, RegistrationStore, Cha
     func checkHealth() async throws
     /// Closes connections. The store is unusable afterwards.
     func shutdown() async throws
+    /// Whether one server at a time uses this database (an SQLite file serves one instance; PostgreSQL is shared): what
+    /// every instance must see may then be kept in the server's memory. False by default.
+    var servesOneProcess: Bool { get }
     /// Runs `body` as one unit of work: every method of every aggregate called on the store `body` is given joins one
     /// transaction, committed when `body` returns and rolled back when it throws. For a change that spans aggregates
     /// (a user, its first session and their audit events), instead of a method per combination:
@@ -37,6 +40,8 @@ public protocol TouchstoneStore: UserStore, SessionStore, RegistrationStore, Cha
 }
 
 extension TouchstoneStore {
+    public var servesOneProcess: Bool { false }
+
     /// ``completeSignIn(challenge:session:events:at:)`` without audit events.
     public func completeSignIn(challenge: ChallengeRecord, session: SessionRecord, at: Date) async throws -> UserRecord? {
         try await self.completeSignIn(challenge: challenge, session: session, events: [], at: at)

@@ -72,26 +72,68 @@ struct DPoPBadProofTests {
         }
     }
 
-    @Test func aReplayedJtiIsRefusedByTheOtherInstanceOfOneDatabase() async throws {
-        // Two applications on one database file: the second refuses what the first accepted.
+    @Test func aProofAcceptedBeforeARestartIsRefusedAfterIt() async throws {
+        // One SQLite file, two servers one after the other: the second keeps no memory of the first's proofs, so one
+        // the first could have accepted needs the second's nonce; a proof made after the restart needs none.
         // Outside TestServer's temporary paths, which each run removes at its end.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("dpop-replay-\(UUID().uuidString).sqlite").path
         let configuration = TestServer.configuration {
             $0.tokens.issuer = "https://auth.example.com"
             $0.database = .sqliteFile(path: path)
         }
-        let key = DPoPProofMaker.p256()
-        let proof = key.proof(url: Self.url)
-        let session = try await TestServer.run(configuration: configuration) { client in
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let proof = DPoPProofMaker.p256().proof(url: Self.url, iat: start)
+        let session = try await TestServer.run(configuration: configuration, clock: ManualClock(start)) { client in
+            // The first server on a new database: no fence, no nonce.
             let session = try await Self.sessionToken(client)
-            #expect(try await Self.issue(client, session, proofs: [proof]).status == .ok)
+            let issued = try await Self.issue(client, session, proofs: [proof])
+            #expect(issued.status == .ok && issued.headers[.init("DPoP-Nonce")!] == nil)
+            let replayed = try await Self.issue(client, session, proofs: [proof])
+            #expect(replayed.status == .badRequest && replayed.value("error", "message")?.contains("jti") == true)
             return session
         }
-        try await TestServer.run(configuration: configuration) { client in
+        let clock = ManualClock(start.addingTimeInterval(2))
+        try await TestServer.run(configuration: configuration, clock: clock) { client in
+            let key = DPoPProofMaker.p256()
             let again = try await Self.issue(client, session, proofs: [proof])
-            #expect(again.status == .badRequest && again.errorCode == "invalid_dpop_proof")
-            #expect(again.value("error", "message")?.contains("jti") == true)
+            #expect(again.status == .badRequest && again.errorCode == "use_dpop_nonce")
+            let nonce = try #require(again.headers[.init("DPoP-Nonce")!])
+            // Any proof issued up to the restart plus the skew could be the first server's: the nonce is needed.
+            let early = try await Self.issue(client, session, proofs: [key.proof(url: Self.url, iat: start.addingTimeInterval(7))])
+            #expect(early.errorCode == "use_dpop_nonce" && early.headers[.init("DPoP-Nonce")!] == nonce)
+            let wrongNonce = try await Self.issue(client, session, proofs: [key.proof(url: Self.url, iat: start, nonce: "not-it")])
+            #expect(wrongNonce.errorCode == "use_dpop_nonce")
+            let withNonce = key.proof(url: Self.url, iat: start, nonce: nonce)
+            let accepted = try await Self.issue(client, session, proofs: [withNonce])
+            #expect(accepted.status == .ok)
+            let replayed = try await Self.issue(client, session, proofs: [withNonce])
+            #expect(replayed.errorCode == "invalid_dpop_proof" && replayed.value("error", "message")?.contains("jti") == true)
+            // Issued after that: accepted without a nonce.
+            clock.advance(by: 6)
+            let fresh = try await Self.issue(client, session, proofs: [key.proof(url: Self.url, iat: clock.now)])
+            #expect(fresh.status == .ok)
+            // Once the proofs it guards are stale, the fence is gone and its nonce is no longer sent.
+            clock.advance(by: 60)
+            let later = try await Self.issue(client, session, proofs: [key.proof(url: Self.url, iat: clock.now)])
+            #expect(later.status == .ok && later.headers[.init("DPoP-Nonce")!] == nil)
         }
-        for suffix in ["", "-wal", "-shm", ".kek"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for suffix in ["", "-wal", "-shm", ".kek", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test func aSecondServerOnOneSQLiteFileDoesNotStart() async throws {
+        let configuration = TestServer.configuration()
+        try await TestServer.run(configuration: configuration) { _ in
+            do {
+                _ = try await buildApplication(configuration: configuration, dependencies: TestServer.dependencies(clock: ManualClock()))
+                Issue.record("a second server started on the same SQLite file")
+            } catch {
+                #expect("\(error)".contains("another Touchstone server uses this database"))
+            }
+        }
+        // Released with the store: the file serves the next server.
+        try await TestServer.run(configuration: configuration) { client in
+            let ready = try await client.request(.get, "/health/ready")
+            #expect(ready.status == .ok)
+        }
     }
 }

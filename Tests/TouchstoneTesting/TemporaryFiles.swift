@@ -36,7 +36,7 @@ public enum TemporaryFiles {
     /// Removes a file or directory and, for an SQLite database, its journal, WAL and shared-memory files and the
     /// key-encryption key the server generates beside it.
     public static func remove(_ path: String) {
-        for sidecar in ["", "-wal", "-shm", "-journal", ".kek"] {
+        for sidecar in ["", "-wal", "-shm", "-journal", ".kek", ".lock"] {
             try? FileManager.default.removeItem(atPath: path + sidecar)
         }
     }

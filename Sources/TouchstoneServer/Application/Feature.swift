@@ -60,7 +60,8 @@ struct ServerCore: Sendable {
         relyingParty: RelyingParty,
         metadata: AuthenticatorMetadataService,
         mailer: Mailer,
-        keyEncryptionKey: SymmetricKey
+        keyEncryptionKey: SymmetricKey,
+        dpopReplay: DPoPGate.ReplayRecord
     ) {
         self.mailer = mailer
         self.configuration = configuration
@@ -83,6 +84,7 @@ struct ServerCore: Sendable {
             defaultIssuer: configuration.tokens.resolvedIssuer(port: configuration.port),
             keyEncryptionKey: keyEncryptionKey,
             store: store,
+            replay: dpopReplay,
             now: dependencies.now
         )
         self.authenticator = SessionAuthenticator(sessions: self.sessions, dpop: self.dpop)

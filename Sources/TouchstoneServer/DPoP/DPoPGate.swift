@@ -8,12 +8,15 @@ import TouchstoneStore
 /// The server's side of DPoP (RFC 9449) for every route that takes a proof: the token endpoints (which bind what they
 /// issue to the proof's key) and the routes that take a bound token (which check the proof is from that key). It
 /// reads the `DPoP` header, verifies the proof against this request (``DPoPVerifier``), demands one of this server's
-/// nonces when `TOUCHSTONE_DPOP_NONCE=on`, and refuses a `jti` seen before on any instance (one statement on the
-/// shared database).
+/// nonces when `TOUCHSTONE_DPOP_NONCE=on`, and refuses a `jti` seen before on any instance (``ReplayRecord``).
 struct DPoPGate: Sendable {
     let verifier: DPoPVerifier
     let nonces: DPoPNonces
     let requireNonce: Bool
+    /// Where the `jti` of the proofs ``proof(of:accessToken:)`` accepts are kept. A grant's proof is recorded on the
+    /// database whatever this is, in the grant's own transaction (``UnrecordedProof/record(in:)``).
+    let replay: ReplayRecord
+    /// The database's record of proofs.
     let store: any DPoPStore
     /// The public origin `htu` is compared with (`TOUCHSTONE_ISSUER`'s scheme, host and port); nil: the request's
     /// own `Host` over http (a server reached directly), or without one the default issuer's.
@@ -25,7 +28,7 @@ struct DPoPGate: Sendable {
 
     init(
         settings: DPoPSettings, issuer: String?, defaultIssuer: String, keyEncryptionKey: SymmetricKey, store: any DPoPStore,
-        now: @escaping @Sendable () -> Date
+        replay: ReplayRecord, now: @escaping @Sendable () -> Date
     ) {
         self.verifier = DPoPVerifier(
             maximumAge: TimeInterval(settings.proofMaximumAge.components.seconds),
@@ -36,6 +39,7 @@ struct DPoPGate: Sendable {
             allowedSkew: TimeInterval(settings.allowedClockSkew.components.seconds)
         )
         self.requireNonce = settings.requireNonce
+        self.replay = replay
         self.store = store
         self.origin = issuer.flatMap(Self.origin(of:))
         self.defaultOrigin = Self.origin(of: defaultIssuer) ?? defaultIssuer
@@ -48,8 +52,18 @@ struct DPoPGate: Sendable {
         return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")"
     }
 
-    /// `DPoP-Nonce` for an answer: the current nonce when nonces are demanded.
-    var nonceHeader: String? { self.requireNonce ? self.nonces.current(at: self.now()) : nil }
+    /// `DPoP-Nonce` for an answer: this process's nonce while a restart's fence stands, else the current nonce when
+    /// nonces are demanded.
+    var nonceHeader: String? {
+        let now = self.now()
+        if let fence = self.replay.fence, fence.isActive(at: now) { return fence.nonce }
+        return self.requireNonce ? self.nonces.current(at: now) : nil
+    }
+
+    /// Whether `nonce` is one this server issued and still accepts.
+    func acceptsNonce(_ nonce: String, at now: Date) -> Bool {
+        self.nonces.isAcceptable(nonce, at: now) || self.replay.fence?.accepts(nonce, at: now) == true
+    }
 
     /// The algorithms accepted, for `WWW-Authenticate: DPoP algs="…"` and the discovery document.
     static let algorithms = DPoPVerifier.supportedAlgorithms.sorted()
@@ -60,7 +74,18 @@ struct DPoPGate: Sendable {
     /// - Throws: ``DPoPError`` for a malformed, mismatched, stale, replayed or nonce-less proof, or two `DPoP` headers.
     func proof(of request: Request, accessToken: String?) async throws -> VerifiedDPoPProof? {
         guard let pending = try self.unrecordedProof(of: request, accessToken: accessToken) else { return nil }
-        try await pending.record(in: self.store)
+        switch self.replay {
+        case .database:
+            try await pending.record(in: self.store)
+        case .memory(let cache, let fence):
+            let now = self.now()
+            if let fence, fence.demandsNonce(issuedAt: pending.proof.issuedAt, nonce: pending.proof.nonce, at: now) {
+                throw DPoPError(.nonceRequired, "the server restarted: a proof made before then needs its new DPoP-Nonce")
+            }
+            guard cache.record(jti: pending.proof.jti, thumbprint: pending.proof.thumbprint, until: pending.until, at: now) else {
+                throw DPoPError(.replayed, "this proof's jti was used before")
+            }
+        }
         return pending.proof
     }
 
@@ -77,7 +102,7 @@ struct DPoPGate: Sendable {
             method: request.method.rawValue,
             url: self.url(of: request),
             accessToken: accessToken,
-            nonce: self.requireNonce ? { self.nonces.isAcceptable($0, at: now) } : nil,
+            nonce: self.requireNonce ? { self.acceptsNonce($0, at: now) } : nil,
             at: now
         )
         // Kept until the proof would be refused as stale anyway (its iat may be a little ahead of this clock).

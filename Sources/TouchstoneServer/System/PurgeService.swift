@@ -44,9 +44,12 @@ struct PurgeService: Service {
 /// Closes the store when the application stops.
 struct StoreService: Service {
     let store: any TouchstoneStore
+    /// The SQLite file's lock, released once the store is closed.
+    var fileLock: DatabaseFileLock? = nil
 
     func run() async throws {
         try? await gracefulShutdown()
+        defer { self.fileLock?.release() }
         try await self.store.shutdown()
     }
 }

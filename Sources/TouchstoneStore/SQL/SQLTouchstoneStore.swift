@@ -8,9 +8,12 @@ import TouchstoneCrypto
 /// engine. All values are bound parameters.
 public struct SQLTouchstoneStore: TouchstoneStore {
     let executor: any SQLExecutor
+    public let servesOneProcess: Bool
 
-    public init(executor: any SQLExecutor) {
+    /// - Parameter servesOneProcess: whether this process is the database's only server (``TouchstoneStore/servesOneProcess``).
+    public init(executor: any SQLExecutor, servesOneProcess: Bool = false) {
         self.executor = executor
+        self.servesOneProcess = servesOneProcess
     }
 
     /// Opens a PostgreSQL store; connections are made on first use.
@@ -25,7 +28,7 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         return SQLTouchstoneStore(executor: metrics.map { InstrumentedExecutor(executor, engine: "postgres", factory: $0) } ?? executor)
     }
 
-    /// Opens the embedded SQLite store at `location`.
+    /// Opens the embedded SQLite store at `location`: one file serves one server (``TouchstoneStore/servesOneProcess``).
     public static func sqlite(
         _ location: SQLiteExecutor.Location,
         commitBatch: Int = SQLiteExecutor.defaultCommitBatch,
@@ -33,7 +36,10 @@ public struct SQLTouchstoneStore: TouchstoneStore {
         logger: Logger
     ) async throws -> SQLTouchstoneStore {
         let executor = try await SQLiteExecutor.open(location, commitBatch: commitBatch, metrics: metrics, logger: logger)
-        return SQLTouchstoneStore(executor: metrics.map { InstrumentedExecutor(executor, engine: "sqlite", factory: $0) } ?? executor)
+        return SQLTouchstoneStore(
+            executor: metrics.map { InstrumentedExecutor(executor, engine: "sqlite", factory: $0) } ?? executor,
+            servesOneProcess: true
+        )
     }
 
     public func migrate() async throws {

@@ -218,9 +218,9 @@ struct OpenIDBench: AsyncParsableCommand {
         }
 
         /// `DPoP: <proof>` for a request, when the browser has a key.
-        func proof(_ method: String, _ url: String, accessToken: String? = nil) async throws -> [String: String] {
+        func proof(_ method: String, _ url: String, accessToken: String? = nil, nonce: String? = nil) async throws -> [String: String] {
             guard let signer = self.proofSigner else { return [:] }
-            return ["DPoP": try await signer.proof(method: method, url: url, accessToken: accessToken, nonce: nil, issuedAt: Date())]
+            return ["DPoP": try await signer.proof(method: method, url: url, accessToken: accessToken, nonce: nonce, issuedAt: Date())]
         }
     }
 
@@ -256,12 +256,20 @@ struct OpenIDBench: AsyncParsableCommand {
             let tokens = try await self.token(browser, body)
             if userinfo {
                 guard let access = tokens["access_token"] as? String else { throw FlowFailure(code: "no_access_token", status: 200) }
-                var headers = try await browser.proof("GET", self.origin + "/oauth2/userinfo", accessToken: access)
-                headers["Authorization"] = browser.proofSigner == nil ? "Bearer \(access)" : "DPoP \(access)"
-                let info = try await browser.connection.exchange(TransportRequest(method: "GET", path: "/oauth2/userinfo", headers: headers))
+                var info = try await self.userinfo(browser, access: access, nonce: nil)
+                // As RFC 9449 §8 has clients do: once more with the server's nonce (a server just restarted asks for one).
+                if info.status == 401, let nonce = info.headers.first(name: "DPoP-Nonce") {
+                    info = try await self.userinfo(browser, access: access, nonce: nonce)
+                }
                 guard info.status == 200 else { throw FlowFailure(code: "userinfo_\(info.status)", status: info.status) }
             }
             return tokens["refresh_token"] as? String
+        }
+
+        private func userinfo(_ browser: Browser, access: String, nonce: String?) async throws -> HTTPConnection.RawResponse {
+            var headers = try await browser.proof("GET", self.origin + "/oauth2/userinfo", accessToken: access, nonce: nonce)
+            headers["Authorization"] = browser.proofSigner == nil ? "Bearer \(access)" : "DPoP \(access)"
+            return try await browser.connection.exchange(TransportRequest(method: "GET", path: "/oauth2/userinfo", headers: headers))
         }
 
         func refresh(_ browser: Browser) async throws {

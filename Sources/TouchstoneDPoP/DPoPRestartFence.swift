@@ -1,0 +1,49 @@
+public import Foundation
+import TouchstoneCrypto
+
+/// What keeps a replay record held in memory (``InMemoryDPoPReplayCache``) safe across a restart: the record of the
+/// process before is gone, so a proof it accepted must not be accepted again by this one.
+///
+/// The process before accepted only proofs whose `iat` was at most its clock plus the allowed skew, so at most
+/// ``startedAt`` plus the skew. Until such proofs are stale anyway (``maximumAge`` later), one of them is accepted only
+/// with ``nonce``, which this process made at its start and no earlier one ever sent: a proof that carries it was made
+/// after the restart and cannot be a replay. Without it the answer is `use_dpop_nonce` with the nonce (RFC 9449 §8),
+/// which clients follow with one more request. A proof made later than that needs nothing, and the fence ends by itself
+/// once the proofs it guards are stale.
+public struct DPoPRestartFence: Sendable, Hashable {
+    /// This process's nonce (22 characters of base64url, 128 random bits).
+    public let nonce: String
+    public let startedAt: Date
+    public let allowedSkew: TimeInterval
+    public let maximumAge: TimeInterval
+
+    /// - Parameter randomBytes: the source of the nonce's 16 bytes (the system's generator in production).
+    public init(startedAt: Date, allowedSkew: TimeInterval, maximumAge: TimeInterval, randomBytes: (Int) -> [UInt8]) {
+        self.nonce = Base64.urlEncode(randomBytes(16))
+        self.startedAt = startedAt
+        self.allowedSkew = allowedSkew
+        self.maximumAge = maximumAge
+    }
+
+    /// The latest `iat` a proof accepted by the process before could carry.
+    public var latestEarlierIssue: Date { self.startedAt.addingTimeInterval(self.allowedSkew) }
+
+    /// Whether the fence still guards proofs at `now`: until the last proof it guards is stale.
+    public func isActive(at now: Date) -> Bool {
+        now.timeIntervalSince(self.latestEarlierIssue) <= self.maximumAge
+    }
+
+    /// Whether a proof issued at `issuedAt` with `nonce` must be refused with `use_dpop_nonce`: it could have been
+    /// accepted before the restart, and it does not carry this process's nonce.
+    public func demandsNonce(issuedAt: Date, nonce: String?, at now: Date) -> Bool {
+        guard self.isActive(at: now), issuedAt <= self.latestEarlierIssue else { return false }
+        guard let nonce else { return true }
+        return !ConstantTime.equal(Array(nonce.utf8), Array(self.nonce.utf8))
+    }
+
+    /// Whether `nonce` is this process's while the fence stands (it then also satisfies a demand for the server's
+    /// nonces, `TOUCHSTONE_DPOP_NONCE=on`).
+    public func accepts(_ nonce: String, at now: Date) -> Bool {
+        self.isActive(at: now) && ConstantTime.equal(Array(nonce.utf8), Array(self.nonce.utf8))
+    }
+}
