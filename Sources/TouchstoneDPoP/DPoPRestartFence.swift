@@ -37,8 +37,7 @@ public struct DPoPRestartFence: Sendable, Hashable {
     /// accepted before the restart, and it does not carry this process's nonce.
     public func demandsNonce(issuedAt: Date, nonce: String?, at now: Date) -> Bool {
         guard self.isActive(at: now), issuedAt <= self.latestEarlierIssue else { return false }
-        guard let nonce else { return true }
-        return !ConstantTime.equal(Array(nonce.utf8), Array(self.nonce.utf8))
+        return nonce.map { !self.accepts($0, at: now) } ?? true
     }
 
     /// Whether `nonce` is this process's while the fence stands (it then also satisfies a demand for the server's

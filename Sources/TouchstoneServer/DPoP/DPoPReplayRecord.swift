@@ -31,15 +31,17 @@ extension DPoPGate {
     static let memoryCapacity = 2_000_000
 
     /// The replay record for `store`: its database when other instances may share it, else memory, fenced when a
-    /// server ran on this database before (``startSetting``; when it cannot be read, a fence all the same).
+    /// server ran on this database before (``startSetting``). When the setting cannot be read or written, a fence all
+    /// the same: an unwritten start would let the next start believe no server ran before it.
     static func replayRecord(
         for store: any TouchstoneStore, settings: DPoPSettings, now: Date, randomBytes: (Int) -> [UInt8], logger: Logger
     ) async -> ReplayRecord {
         guard store.servesOneProcess else { return .database }
         var ranBefore = true
         do {
-            ranBefore = try await store.setting(name: Self.startSetting) != nil
+            let earlier = try await store.setting(name: Self.startSetting)
             try await store.saveSetting(name: Self.startSetting, value: String(now.millis), at: now)
+            ranBefore = earlier != nil
         } catch {
             logger.warning("cannot read or record the server's start; DPoP proofs made before it need a new nonce: \(error)")
         }
