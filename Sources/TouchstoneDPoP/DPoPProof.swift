@@ -25,6 +25,9 @@ public struct DPoPVerifier: Sendable {
     public var maximumLength = 8192
     /// The JWS algorithms accepted (never `none` or an HMAC).
     public var algorithms: Set<String> = DPoPVerifier.supportedAlgorithms
+    /// Runs each signature check, for a caller that measures them (the server times a sample for its metrics); nil:
+    /// the check runs directly. It must return what the check it is given returns.
+    public var signatureCheck: (@Sendable (_ check: () -> Bool) -> Bool)?
     /// Headers already read, by their encoded text: a client's proofs all share one header (its `typ`, `alg` and
     /// `jwk`), so its key is parsed once, not at every request.
     let headers = DPoPHeaderCache(capacity: 10_000)
@@ -65,7 +68,10 @@ public struct DPoPVerifier: Sendable {
         }
         let (alg, key) = try self.header(bytes[..<first])
         guard let claims = DPoPClaims.parse(payloadBytes) else { throw DPoPError(.malformed, "the payload is not a JSON object") }
-        guard key.verifies(signature, over: Array(bytes[..<second]), alg: alg) else {
+        let signed = Array(bytes[..<second])
+        let valid = self.signatureCheck.map { $0 { key.verifies(signature, over: signed, alg: alg) } }
+            ?? key.verifies(signature, over: signed, alg: alg)
+        guard valid else {
             throw DPoPError(.invalidSignature, "the proof's signature does not verify with its jwk")
         }
         // No control characters (C0, DEL, C1: the API's rule for every string): a NUL cannot be stored in PostgreSQL's

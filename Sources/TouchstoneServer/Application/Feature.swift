@@ -85,6 +85,7 @@ struct ServerCore: Sendable {
             keyEncryptionKey: keyEncryptionKey,
             store: store,
             replay: dpopReplay,
+            metrics: audit.metrics,
             now: dependencies.now
         )
         self.authenticator = SessionAuthenticator(sessions: self.sessions, dpop: self.dpop)

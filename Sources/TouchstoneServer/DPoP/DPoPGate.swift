@@ -28,12 +28,14 @@ struct DPoPGate: Sendable {
 
     init(
         settings: DPoPSettings, issuer: String?, defaultIssuer: String, keyEncryptionKey: SymmetricKey, store: any DPoPStore,
-        replay: ReplayRecord, now: @escaping @Sendable () -> Date
+        replay: ReplayRecord, metrics: ServerMetrics? = nil, now: @escaping @Sendable () -> Date
     ) {
-        self.verifier = DPoPVerifier(
+        var verifier = DPoPVerifier(
             maximumAge: TimeInterval(settings.proofMaximumAge.components.seconds),
             allowedSkew: TimeInterval(settings.allowedClockSkew.components.seconds)
         )
+        if let metrics { verifier.signatureCheck = { metrics.checkDPoPSignature($0) } }
+        self.verifier = verifier
         self.nonces = DPoPNonces(
             key: HKDF<SHA256>.deriveKey(inputKeyMaterial: keyEncryptionKey, info: Array(Self.noncePurpose.utf8), outputByteCount: 32),
             allowedSkew: TimeInterval(settings.allowedClockSkew.components.seconds)
