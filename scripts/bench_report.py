@@ -102,12 +102,14 @@ def summary(runs, verify):
                      f"{fmt(r['perSecond'])}/s, p99 {fmt(r['latencyMs']['p99'], 1)} ms |")
     dpop = dpop_measures(runs, verify)
     if dpop:
-        share, extra, verification = dpop
+        share, extra, in_server, raw = dpop
         lines.append(f"| token endpoint with DPoP (refresh grants), share of its rate without (server on one core) | "
                      f"≥ {DPOP_TOKEN_TARGET * 100:.0f} % | {share * 100:.0f} % |")
-        if verification:
+        if in_server or raw:
+            reference = (f"{fmt(in_server, 1)} µs in the server" + (f", {fmt(raw, 1)} in a loop" if raw else "")) if in_server \
+                else f"{fmt(raw, 1)} µs in a loop"
             lines.append(f"| bound GET /v1/session, server CPU beyond a bearer call at one rate | about one P-256 verification "
-                         f"({fmt(verification)} µs) | {fmt(extra)} µs ({extra / verification:.1f} verifications) |")
+                         f"({reference}) | {fmt(extra)} µs ({extra / (in_server or raw):.1f} verifications) |")
     at64 = [r for r in runs if r["label"] == "sqlite" and r["kind"] == "biometric" and r["devices"] == 64]
     if at64 and at64[0].get("serverCPUMicrosecondsPerCeremony") is not None:
         lines.append(f"| server CPU per biometric ceremony (64 devices, SQLite) | ≤ {CPU_TARGET_US} µs | {cpu(at64[0])} µs |")
@@ -133,7 +135,9 @@ DPOP_PAIRS = [("code flow (token + UserInfo with proofs)", "pinned-oidc-flow", "
               ("GET /v1/session (a phone's bound session), as fast as the phones go", "session-bearer", "session-dpop"),
               ("GET /v1/session (a phone's bound session), both at {rate} calls/s", "session-rate-bearer", "session-rate-dpop")]
 DPOP_TOKEN_TARGET = 0.80
-# "About one signature verification more": at most one and a half raw P-256 verifications (bench verify's rate).
+# "About one signature verification more": at most one and a half P-256 verifications as the server performs them in
+# those very calls (the mean of touchstone_dpop_signature_cpu_seconds, read by bench session from /metrics); bench
+# verify's loop, with its tables in cache, is the reference only when the server's number is missing.
 DPOP_CALL_TARGET = 1.5
 
 
@@ -144,13 +148,15 @@ def p256_microseconds(verify):
 
 
 def dpop_measures(runs, verify):
-    """(token endpoint's rate with / without, bound call's extra CPU µs at one rate, a P-256 verification µs), or None."""
+    """(token endpoint's rate with / without, bound call's extra CPU µs at one rate, a P-256 verification µs in the
+    server during those calls (None when not measured), a raw one in bench verify's loop), or None."""
     rate_a, rate_b = mean_of(runs, "pinned-oidc-refresh", "perSecond"), mean_of(runs, "pinned-dpop-oidc-refresh", "perSecond")
     cpu_a = mean_of(runs, "session-rate-bearer", "serverCPUMicrosecondsPerOperation")
     cpu_b = mean_of(runs, "session-rate-dpop", "serverCPUMicrosecondsPerOperation")
     if None in (rate_a, rate_b, cpu_a, cpu_b):
         return None
-    return rate_b / rate_a, cpu_b - cpu_a, p256_microseconds(verify)
+    in_server = mean_of(runs, "session-rate-dpop", "serverSignatureCPUMicroseconds")
+    return rate_b / rate_a, cpu_b - cpu_a, in_server, p256_microseconds(verify)
 
 
 def dpop_rows(runs):
@@ -163,8 +169,10 @@ def dpop_rows(runs):
             continue
         cpu_a, cpu_b = mean_of(runs, without, "serverCPUMicrosecondsPerOperation"), mean_of(runs, with_, "serverCPUMicrosecondsPerOperation")
         extra = fmt(cpu_b - cpu_a) if cpu_a is not None and cpu_b is not None else "n/a"
+        check = mean_of(runs, with_, "serverSignatureCPUMicroseconds")
         rows.append(f"| {name.format(rate=fmt(rate or 0))} | {fmt(rate_a)} | {fmt(rate_b)} | {rate_b / rate_a * 100:.0f} % | "
-                    f"{fmt(cpu_a) if cpu_a is not None else 'n/a'} | {fmt(cpu_b) if cpu_b is not None else 'n/a'} | {extra} |")
+                    f"{fmt(cpu_a) if cpu_a is not None else 'n/a'} | {fmt(cpu_b) if cpu_b is not None else 'n/a'} | {extra} | "
+                    f"{fmt(check, 1) if check is not None else 'n/a'} |")
     return rows
 
 
@@ -201,8 +209,9 @@ def markdown(runs, verify):
     dpop = dpop_rows(runs)
     if dpop:
         lines += ["", "### DPoP side by side (issue #43; SQLite, one instance, same run; the server on one core, the load on the other)", "",
-                  "| operation | without DPoP /s | with DPoP /s | with / without | server CPU µs without | with | extra µs |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+                  "| operation | without DPoP /s | with DPoP /s | with / without | server CPU µs without | with | extra µs "
+                  "| a proof's signature check in the server, CPU µs |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         lines += dpop
 
     variants = [r for r in runs if r["label"].startswith("variant-")]
@@ -264,16 +273,19 @@ def targets(runs, verify):
         out.append(f"- OpenID {OIDC_NAMES[r['mode']]}, 64 browsers: ≥ {fmt(rate_goal)}/s, p99 < {p99_goal} ms: {verdict}: {fmt(rate)}/s, p99 {fmt(p99, 2)} ms")
     dpop = dpop_measures(runs, verify)
     if dpop:
-        share, extra, verification = dpop
+        share, extra, in_server, raw = dpop
         verdict = "met" if share >= DPOP_TOKEN_TARGET else f"missed by {(DPOP_TOKEN_TARGET - share) * 100:.0f} points"
         out.append(f"- Token endpoint with DPoP at ≥ {DPOP_TOKEN_TARGET * 100:.0f} % of its rate without (refresh grants, "
                    f"server on one core): {verdict} ({share * 100:.0f} %)")
+        verification = in_server or raw
         if verification:
             times = extra / verification
             verdict = "met" if times <= DPOP_CALL_TARGET else "missed"
+            where = "as the server performed them in those calls" if in_server else "in bench verify's loop"
+            loop = f"; {extra / raw:.1f} of bench verify's {fmt(raw, 1)} µs" if in_server and raw else ""
             out.append(f"- A bound call costs about one signature verification more than a bearer call (read as at most "
-                       f"{DPOP_CALL_TARGET} raw P-256 verifications, {fmt(verification * DPOP_CALL_TARGET)} µs): {verdict} "
-                       f"({fmt(extra)} µs, {times:.1f} verifications)")
+                       f"{DPOP_CALL_TARGET} P-256 verifications {where}, {fmt(verification * DPOP_CALL_TARGET)} µs): {verdict} "
+                       f"({fmt(extra)} µs, {times:.1f} verifications of {fmt(verification, 1)} µs{loop})")
     at64 = [r for r in runs if r["label"] == "sqlite" and r["kind"] == "biometric" and r["devices"] == 64]
     if at64 and at64[0].get("serverCPUMicrosecondsPerCeremony") is not None:
         value = at64[0]["serverCPUMicrosecondsPerCeremony"]

@@ -49,6 +49,32 @@ struct BenchCommandTests {
         #expect(!server.log.contains("error"), "\(server.log)")
     }
 
+    /// `bench session`: bound calls report what the server's own signature checks cost (from `/metrics`), bearer
+    /// calls make none.
+    @Test(arguments: [true, false])
+    func sessionBenchReportsTheServersSignatureChecks(dpop: Bool) async throws {
+        let path = Self.temporaryDatabase()
+        defer { TemporaryFiles.remove(path) }
+        let server = try await ServerProcess(database: "sqlite:\(path)")
+        defer { server.stop() }
+        let (status, output, errors) = try await Self.run([
+            "bench", "session", "--server", server.baseURL.absoluteString, "--phones", "2", "--duration", "3", "--warmup", "0.2",
+            "--server-pid", String(server.process.processIdentifier), "--json",
+        ] + (dpop ? ["--dpop"] : []))
+        #expect(status == 0, "\(errors)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        #expect(report["mode"] as? String == (dpop ? "dpop-session" : "bearer-session"))
+        // Even a slow machine makes far more than the 16 calls of which the server times one.
+        #expect((report["completed"] as? Int ?? 0) > 16)
+        #expect((report["errors"] as? [String: Int]) == [:])
+        let check = report["serverSignatureCPUMicroseconds"] as? Double
+        if dpop {
+            #expect((check ?? 0) > 0, "\(report)")
+        } else {
+            #expect(check == nil)
+        }
+    }
+
     @Test func loginBenchStopsWhenDevicesCannotEnrol() async throws {
         // Passkeys from an origin the server does not allow: enrolment fails, and the bench says why.
         let path = Self.temporaryDatabase()

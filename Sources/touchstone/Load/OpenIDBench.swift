@@ -121,6 +121,9 @@ struct OpenIDBench: AsyncParsableCommand {
         let measureFrom = clock.now + .milliseconds(Int(self.warmup * 1000))
         let end = measureFrom + .milliseconds(Int(self.duration * 1000))
         let sampler = MemorySampler(pids: self.serverPids)
+        let probe = Task {
+            await SignatureProbe(endpoint: endpoint, group: group).measure(from: measureFrom, until: end, clock: clock)
+        }
         let mode = self.mode
         let results = try await withThrowingTaskGroup(of: DeviceResult.self) { tasks in
             for browser in browsers {
@@ -165,6 +168,7 @@ struct OpenIDBench: AsyncParsableCommand {
         for browser in browsers { await browser.connection.close() }
         let histogram = results.histogram
         let cpu = sampler.cpuSeconds()
+        let signatureCPU = await probe.value
         let report = Report(
             mode: self.mode.rawValue,
             browsers: self.browsers,
@@ -176,7 +180,8 @@ struct OpenIDBench: AsyncParsableCommand {
             serverErrors: results.serverErrors,
             serverMemory: sampler.report(),
             serverCPUMicrosecondsPerOperation: self.serverPids.isEmpty || results.completed == 0
-                ? nil : cpu.server.map { $0 * 1_000_000 / Double(results.completed) }
+                ? nil : cpu.server.map { $0 * 1_000_000 / Double(results.completed) },
+            serverSignatureCPUMicroseconds: signatureCPU
         )
         if self.json {
             try printJSON(report)
@@ -202,6 +207,9 @@ struct OpenIDBench: AsyncParsableCommand {
         var serverErrors: Int
         var serverMemory: [LoadReport.ServerMemory]
         var serverCPUMicrosecondsPerOperation: Double?
+        /// The mean CPU of the server's own DPoP signature checks in the measured window (a sample of them, read from
+        /// `/metrics`), in µs; nil without proofs or without `/metrics` on the server's address.
+        var serverSignatureCPUMicroseconds: Double?
     }
 
     final class Browser: Sendable {

@@ -103,6 +103,7 @@ struct SessionBench: AsyncParsableCommand {
         let measureFrom = clock.now + .milliseconds(Int(self.warmup * 1000))
         let end = measureFrom + .milliseconds(Int(self.duration * 1000))
         let sampler = MemorySampler(pids: self.serverPids)
+        let probe = Task { await SignatureProbe(endpoint: endpoint, group: group).measure(from: measureFrom, until: end, clock: clock) }
         // With --rate, each phone calls once per interval (phones / rate), starting at staggered offsets; a phone behind
         // its schedule calls at once but never saves up more than one missed call.
         let interval: Duration? = self.rate.map { .nanoseconds(Int64(Double(self.phones) / $0 * 1e9)) }
@@ -145,6 +146,7 @@ struct SessionBench: AsyncParsableCommand {
             return total
         }
         let cpu = sampler.cpuSeconds()
+        let signatureCPU = await probe.value
         let report = OpenIDBench.Report(
             mode: dpop ? "dpop-session" : "bearer-session",
             browsers: self.phones,
@@ -156,7 +158,8 @@ struct SessionBench: AsyncParsableCommand {
             serverErrors: results.serverErrors,
             serverMemory: sampler.report(),
             serverCPUMicrosecondsPerOperation: self.serverPids.isEmpty || results.completed == 0
-                ? nil : cpu.server.map { $0 * 1_000_000 / Double(results.completed) }
+                ? nil : cpu.server.map { $0 * 1_000_000 / Double(results.completed) },
+            serverSignatureCPUMicroseconds: signatureCPU
         )
         if self.json {
             try printJSON(report)
@@ -165,6 +168,9 @@ struct SessionBench: AsyncParsableCommand {
             print("  completed     \(report.completed)  (\(Int(report.perSecond)) per second)")
             print(String(format: "  latency ms    p50 %.2f  p90 %.2f  p99 %.2f", report.latencyMs.p50, report.latencyMs.p90, report.latencyMs.p99))
             if let cpu = report.serverCPUMicrosecondsPerOperation { print(String(format: "  server CPU    %.0f µs per call", cpu)) }
+            if let check = report.serverSignatureCPUMicroseconds {
+                print(String(format: "  server CPU    %.1f µs per proof signature check (a sample, from /metrics)", check))
+            }
             print("  errors        " + (report.errors.isEmpty ? "none" : report.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")))
         }
     }
