@@ -5,7 +5,9 @@ import TouchstoneCrypto
 /// process before is gone, so a proof it accepted must not be accepted again by this one.
 ///
 /// The process before accepted only proofs whose `iat` was at most its clock plus the allowed skew, so at most
-/// ``startedAt`` plus the skew. Until such proofs are stale anyway (``maximumAge`` later), one of them is accepted only
+/// ``startedAt`` plus the skew while clocks only go forward, and at most ``earlierIssuedUntil`` (the bound that process
+/// recorded before it accepted a proof past it) if this host's clock was set back between the two. Until such proofs
+/// are stale anyway (``maximumAge`` after the later of the two), one of them is accepted only
 /// with ``nonce``, which this process made at its start and no earlier one ever sent: a proof that carries it was made
 /// after the restart and cannot be a replay. Without it the answer is `use_dpop_nonce` with the nonce (RFC 9449 §8),
 /// which clients follow with one more request. A proof made later than that needs nothing, and the fence ends by itself
@@ -14,19 +16,26 @@ public struct DPoPRestartFence: Sendable, Hashable {
     /// This process's nonce (22 characters of base64url, 128 random bits).
     public let nonce: String
     public let startedAt: Date
+    /// The bound on the `iat` of the proofs the processes before accepted, as they recorded it; nil when none did.
+    public let earlierIssuedUntil: Date?
     public let allowedSkew: TimeInterval
     public let maximumAge: TimeInterval
 
     /// - Parameter randomBytes: the source of the nonce's 16 bytes (the system's generator in production).
-    public init(startedAt: Date, allowedSkew: TimeInterval, maximumAge: TimeInterval, randomBytes: (Int) -> [UInt8]) {
+    public init(
+        startedAt: Date, earlierIssuedUntil: Date? = nil, allowedSkew: TimeInterval, maximumAge: TimeInterval, randomBytes: (Int) -> [UInt8]
+    ) {
         self.nonce = Base64.urlEncode(randomBytes(16))
         self.startedAt = startedAt
+        self.earlierIssuedUntil = earlierIssuedUntil
         self.allowedSkew = allowedSkew
         self.maximumAge = maximumAge
     }
 
     /// The latest `iat` a proof accepted by the process before could carry.
-    public var latestEarlierIssue: Date { self.startedAt.addingTimeInterval(self.allowedSkew) }
+    public var latestEarlierIssue: Date {
+        max(self.startedAt.addingTimeInterval(self.allowedSkew), self.earlierIssuedUntil ?? .distantPast)
+    }
 
     /// Whether the fence still guards proofs at `now`: until the last proof it guards is stale.
     public func isActive(at now: Date) -> Bool {

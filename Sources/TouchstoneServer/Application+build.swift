@@ -141,7 +141,7 @@ public func buildApplication(
         mailer: mailer,
         keyEncryptionKey: keyEncryptionKey,
         dpopReplay: await DPoPGate.replayRecord(
-            for: store, settings: configuration.dpop, now: dependencies.now(), randomBytes: dependencies.randomBytes, logger: logger
+            for: store, settings: configuration.dpop, clock: dependencies.now, randomBytes: dependencies.randomBytes, logger: logger
         )
     )
     // Apple push for sign-in requests, when configured (a key that cannot sign stops the start).

@@ -34,6 +34,25 @@ struct DPoPRestartFenceTests {
         #expect(!fence.demandsNonce(issuedAt: self.start, nonce: nil, at: after))
     }
 
+    @Test func aMarkRecordedBeforeTheRestartExtendsTheFenceWhenTheClockWentBack() {
+        // The process before recorded that it accepted proofs up to start + 90 s; this one starts with a clock set back.
+        let mark = self.start.addingTimeInterval(90)
+        let fence = DPoPRestartFence(startedAt: self.start, earlierIssuedUntil: mark, allowedSkew: 5, maximumAge: 60) {
+            Array(repeating: 3, count: $0)
+        }
+        #expect(fence.latestEarlierIssue == mark)
+        let now = self.start.addingTimeInterval(88)
+        #expect(fence.demandsNonce(issuedAt: mark, nonce: nil, at: now))
+        #expect(!fence.demandsNonce(issuedAt: mark, nonce: fence.nonce, at: now))
+        #expect(!fence.demandsNonce(issuedAt: mark.addingTimeInterval(0.001), nonce: nil, at: now))
+        #expect(fence.isActive(at: mark.addingTimeInterval(60)) && !fence.isActive(at: mark.addingTimeInterval(60.001)))
+        // A mark older than the start and the skew changes nothing.
+        let older = DPoPRestartFence(startedAt: self.start, earlierIssuedUntil: self.start, allowedSkew: 5, maximumAge: 60) {
+            Array(repeating: 3, count: $0)
+        }
+        #expect(older.latestEarlierIssue == self.start.addingTimeInterval(5))
+    }
+
     @Test func eachProcessHasItsOwnNonce() {
         let one = self.fence(1), two = self.fence(2)
         #expect(one.nonce != two.nonce && one.nonce.count == 22)

@@ -108,8 +108,8 @@ struct DPoPBadProofTests {
             #expect(accepted.status == .ok)
             let replayed = try await Self.issue(client, session, proofs: [withNonce])
             #expect(replayed.errorCode == "invalid_dpop_proof" && replayed.value("error", "message")?.contains("jti") == true)
-            // Issued after that: accepted without a nonce.
-            clock.advance(by: 6)
+            // Issued after that and after the first server's mark (its proof's iat and 10 s): accepted without a nonce.
+            clock.advance(by: 9)
             let fresh = try await Self.issue(client, session, proofs: [key.proof(url: Self.url, iat: clock.now)])
             #expect(fresh.status == .ok)
             // Once the proofs it guards are stale, the fence is gone and its nonce is no longer sent.
@@ -118,6 +118,35 @@ struct DPoPBadProofTests {
             #expect(later.status == .ok && later.headers[.init("DPoP-Nonce")!] == nil)
         }
         for suffix in ["", "-wal", "-shm", ".kek", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test func aProofAcceptedBeforeARestartWithTheClockSetBackIsRefusedAfterIt() async throws {
+        // The host's clock is set back a minute between the two servers: the second's start no longer bounds the
+        // first's proofs, the mark the first recorded before accepting them does.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dpop-clock-\(UUID().uuidString).sqlite").path
+        let configuration = TestServer.configuration {
+            $0.tokens.issuer = "https://auth.example.com"
+            $0.database = .sqliteFile(path: path)
+        }
+        defer { for suffix in ["", "-wal", "-shm", ".kek", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let proof = DPoPProofMaker.p256().proof(url: Self.url, iat: start)
+        let session = try await TestServer.run(configuration: configuration, clock: ManualClock(start)) { client in
+            let session = try await Self.sessionToken(client)
+            #expect(try await Self.issue(client, session, proofs: [proof]).status == .ok)
+            return session
+        }
+        let clock = ManualClock(start.addingTimeInterval(-60))
+        try await TestServer.run(configuration: configuration, clock: clock) { client in
+            // Once this clock reaches the proof's iat it is fresh again, and issued after this start and its skew.
+            clock.advance(by: 60)
+            let replayed = try await Self.issue(client, session, proofs: [proof])
+            #expect(replayed.status == .badRequest && replayed.errorCode == "use_dpop_nonce")
+            // Past the mark (the first proof's iat and 10 s), nothing from before can be: no nonce needed.
+            clock.advance(by: 11)
+            let later = try await Self.issue(client, session, proofs: [DPoPProofMaker.p256().proof(url: Self.url, iat: clock.now)])
+            #expect(later.status == .ok, "\(later.body)")
+        }
     }
 
     @Test func aSecondServerOnOneSQLiteFileDoesNotStart() async throws {

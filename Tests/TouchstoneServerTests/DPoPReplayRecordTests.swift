@@ -14,24 +14,24 @@ struct DPoPReplayRecordTests {
 
     static func record(_ store: any TouchstoneStore) async -> DPoPGate.ReplayRecord {
         await DPoPGate.replayRecord(
-            for: store, settings: DPoPSettings(), now: Self.start, randomBytes: { Array(repeating: 1, count: $0) }, logger: Logger(label: "test"))
+            for: store, settings: DPoPSettings(), clock: { Self.start }, randomBytes: { Array(repeating: 1, count: $0) }, logger: Logger(label: "test"))
     }
 
     @Test func aNewSQLiteDatabaseHasNoFenceAndTheNextStartHasOne() async throws {
         let store = try await SQLTouchstoneStore.sqlite(.memory, logger: Logger(label: "test"))
         try await store.migrate()
-        guard case .memory(_, let first) = await Self.record(store) else { Issue.record("not in memory"); return }
-        #expect(first == nil)
-        guard case .memory(_, let second) = await Self.record(store) else { Issue.record("not in memory"); return }
-        #expect(second?.startedAt == Self.start && second?.isActive(at: Self.start) == true)
+        guard case .memory(let first) = await Self.record(store) else { Issue.record("not in memory"); return }
+        #expect(first.fence == nil)
+        guard case .memory(let second) = await Self.record(store) else { Issue.record("not in memory"); return }
+        #expect(second.fence?.startedAt == Self.start && second.fence?.isActive(at: Self.start) == true)
         try await store.shutdown()
     }
 
     @Test func aDatabaseWhoseStartCannotBeReadOrWrittenIsFenced() async throws {
         // Not migrated: no settings table.
         let store = try await SQLTouchstoneStore.sqlite(.memory, logger: Logger(label: "test"))
-        guard case .memory(_, let fence) = await Self.record(store) else { Issue.record("not in memory"); return }
-        #expect(fence != nil)
+        guard case .memory(let memory) = await Self.record(store) else { Issue.record("not in memory"); return }
+        #expect(memory.fence != nil)
         try await store.shutdown()
     }
 

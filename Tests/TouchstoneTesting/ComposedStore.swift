@@ -61,6 +61,8 @@ public struct ComposedStore: TouchstoneStore {
     }
 
     public func migrate() async throws { try await self.base.migrate() }
+    /// The base store's: a composed SQLite store still serves one process.
+    public var servesOneProcess: Bool { self.base.servesOneProcess }
     public func checkHealth() async throws { try await self.base.checkHealth() }
     public func shutdown() async throws { try await self.base.shutdown() }
     public func purgeExpired(before cutoff: Date) async throws -> PurgeResult { try await self.base.purgeExpired(before: cutoff) }

@@ -79,12 +79,19 @@ struct DPoPGate: Sendable {
         switch self.replay {
         case .database:
             try await pending.record(in: self.store)
-        case .memory(let cache, let fence):
+        case .memory(let memory):
             let now = self.now()
-            if let fence, fence.demandsNonce(issuedAt: pending.proof.issuedAt, nonce: pending.proof.nonce, at: now) {
+            if let fence = memory.fence, fence.demandsNonce(issuedAt: pending.proof.issuedAt, nonce: pending.proof.nonce, at: now) {
                 throw DPoPError(.nonceRequired, "the server restarted: a proof made before then needs its new DPoP-Nonce")
             }
-            guard cache.record(jti: pending.proof.jti, thumbprint: pending.proof.thumbprint, until: pending.until, at: now) else {
+            // The next process's fence must cover this proof even if the clock is set back before it starts: a proof
+            // past the recorded mark waits for a new one, and is refused (503) when it cannot be written.
+            do {
+                try await memory.issueMark.cover(pending.proof.issuedAt)
+            } catch {
+                throw StoreError.unavailable
+            }
+            guard memory.cache.record(jti: pending.proof.jti, thumbprint: pending.proof.thumbprint, until: pending.until, at: now) else {
                 throw DPoPError(.replayed, "this proof's jti was used before")
             }
         }
