@@ -35,6 +35,30 @@ struct DPoPReplayRecordTests {
         try await store.shutdown()
     }
 
+    @Test func aNewDatabaseWhoseStartCannotBeWrittenIsFencedAllTheSame() async throws {
+        // Read fine (no server before), but not written: the next start would believe no server ran before it, so
+        // this one must not rely on that either way.
+        struct UnwritableStart: SettingStore {
+            let inner: any SettingStore
+            func setting(name: String) async throws -> String? { try await self.inner.setting(name: name) }
+            func saveSetting(name: String, value: String, at: Date) async throws {
+                if name == DPoPGate.startSetting { throw StoreError.unavailable("read-only") }
+                try await self.inner.saveSetting(name: name, value: value, at: at)
+            }
+            func insertSetting(name: String, value: String, at: Date) async throws -> Bool {
+                try await self.inner.insertSetting(name: name, value: value, at: at)
+            }
+        }
+        let inner = try await SQLTouchstoneStore.sqlite(.memory, logger: Logger(label: "test"))
+        try await inner.migrate()
+        var store = ComposedStore(inner)
+        store.settings = UnwritableStart(inner: inner)
+        guard case .memory(let memory) = await Self.record(store) else { Issue.record("not in memory"); return }
+        #expect(memory.fence != nil)
+        #expect(try await inner.setting(name: DPoPGate.startSetting) == nil)
+        try await inner.shutdown()
+    }
+
     @Test func aSharedDatabaseKeepsTheRecord() async throws {
         let executor = try await SQLiteExecutor.open(.memory, logger: Logger(label: "test"))
         let store = SQLTouchstoneStore(executor: executor)
