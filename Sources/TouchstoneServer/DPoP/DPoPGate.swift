@@ -82,7 +82,8 @@ struct DPoPGate: Sendable {
         case .memory(let memory):
             let now = self.now()
             if let fence = memory.fence, fence.demandsNonce(issuedAt: pending.proof.issuedAt, nonce: pending.proof.nonce, at: now) {
-                throw DPoPError(.nonceRequired, "the server restarted: a proof made before then needs its new DPoP-Nonce")
+                throw DPoPError(
+                    .nonceRequired, "the server restarted: a proof that could have been made before then needs its new DPoP-Nonce")
             }
             // The next process's fence must cover this proof even if the clock is set back before it starts: a proof
             // past the recorded mark waits for a new one, and is refused (503) when it cannot be written.
