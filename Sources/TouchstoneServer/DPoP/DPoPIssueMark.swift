@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// A mark reaches ``margin`` past the proof that asked for it, so it is written at most once per `margin` of proofs
 /// (every 10 s by default), and a request waits for the write only then. The margin is also how long after a restart
-/// fresh proofs may still need the new process's nonce (once per client: the SDKs keep the nonce). One write is in flight at a time, and a
-/// new one is made only for a proof past the last mark written, so the marks on the database never go back.
+/// fresh proofs may still need the new process's nonce (once per client: the SDKs keep the nonce). One write is in
+/// flight at a time, and a new one is made only for a proof past the last mark written, so the marks on the database
+/// never go back.
 final class DPoPIssueMark: Sendable {
     let margin: TimeInterval
     /// The latest mark known written (read without waiting on every proof).
